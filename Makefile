@@ -1,0 +1,37 @@
+# Two commands for a newcomer: `make demo` and `make test`. Both install into .venv first.
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: help install demo test test-python test-java bench lint clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	@# The CPU torch wheel first: anything that pulls plain `torch` would fetch a CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)  ## create .venv and install the package with its dev tools
+
+demo: $(STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
+	$(PY) -m flink_agents_ltm.examples.customer_memory
+
+test: test-python  ## install, then run every test (Python, and Java when java-bridge exists)
+
+test-python: $(STAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)  ## print the benchmarks (plugin overhead against raw Mem0)
+	$(PY) -m bench.ltm_overhead
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench
+
+clean:  ## remove the venv and caches
+	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,0 +1,1 @@
+"""The public API: what agent authors import. Nothing here imports the runtime."""

@@ -1,0 +1,1 @@
+"""Runnable examples; `make demo` runs customer_memory."""

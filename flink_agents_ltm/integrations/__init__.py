@@ -1,0 +1,1 @@
+"""Adapters to third-party systems: Mem0 providers, models, vector stores."""

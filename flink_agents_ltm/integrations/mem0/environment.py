@@ -1,0 +1,42 @@
+"""Mem0's process environment, fixed before ``mem0`` is imported.
+
+Mem0 reads ``MEM0_TELEMETRY`` and ``MEM0_DIR`` once, at import. Left alone it
+starts a PostHog client that calls the network (and delays interpreter exit by
+~8 s offline) and writes into ``~/.mem0``. Hugging Face libraries likewise try
+the hub unless told to stay offline. Values the user set explicitly win.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+HOME_VARIABLE = "FLINK_AGENTS_LTM_HOME"
+
+
+def default_home() -> Path:
+    """Where embedded stores live unless configured: $FLINK_AGENTS_LTM_HOME or ~/.flink-agents-ltm."""
+    configured = os.environ.get(HOME_VARIABLE)
+    return Path(configured).expanduser() if configured else Path.home() / ".flink-agents-ltm"
+
+
+def prepare_environment() -> None:
+    if "mem0" in sys.modules and "MEM0_TELEMETRY" not in os.environ:
+        log.warning("mem0 was imported before flink_agents_ltm could turn its telemetry off")
+    os.environ.setdefault("MEM0_TELEMETRY", "false")
+    os.environ.setdefault("MEM0_DIR", str(default_home() / "mem0"))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def import_mem0():
+    """Import ``mem0`` with the environment above; returns the module."""
+    prepare_environment()
+    import mem0
+
+    return mem0

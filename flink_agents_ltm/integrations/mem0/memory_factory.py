@@ -1,0 +1,198 @@
+"""Build Mem0 ``Memory`` objects for jobs, one per store and process.
+
+A Mem0 ``Memory`` owns its vector store client. An embedded Qdrant folder admits
+one client (in this process or any other), so every operator subtask of a job
+that runs in this process must share one ``Memory``: :func:`acquire_memory`
+hands out reference-counted shares and closes the client with the last one.
+A second *process* on the same embedded folder gets :class:`EmbeddedStoreInUseError`
+instead of a corrupted store.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
+from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
+
+import_mem0()
+from mem0 import Memory  # noqa: E402
+from mem0.configs.base import MemoryConfig  # noqa: E402
+from mem0.embeddings.configs import EmbedderConfig  # noqa: E402
+from mem0.llms.configs import LlmConfig  # noqa: E402
+from mem0.utils.factory import EmbedderFactory, LlmFactory  # noqa: E402
+from pydantic import ValidationError  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+COLLECTION = "flink_agents_ltm"
+_PACKAGE = "flink_agents_ltm.integrations.mem0"
+EMBEDDERS = {
+    "minilm": (f"{_PACKAGE}.local_embedder.LocalMiniLmEmbedding", 384),
+    "hashing": (f"{_PACKAGE}.hashing_embedder.HashingEmbedding", 384),
+}
+for _name, (_path, _dims) in EMBEDDERS.items():
+    EmbedderFactory.provider_to_class[f"flink_agents_{_name}"] = _path
+LlmFactory.register_provider("flink_agents_none", f"{_PACKAGE}.no_chat_model.NoChatModel")
+
+
+class EmbeddedStoreInUseError(RuntimeError):
+    """The embedded store folder is already open in another process."""
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """What a job's ``Memory`` is made of; equal specs share one ``Memory`` per process.
+
+    ``vector_store`` is Mem0's own format (``{"provider": ..., "config": {...}}``),
+    ``None`` for the embedded Qdrant under ``base_dir/<job>``. ``embedder`` names a
+    built-in embedder (``"minilm"``, ``"hashing"``) or is a Mem0 ``EmbeddingBase``
+    with ``config.embedding_dims`` set; ``llm`` a Mem0 ``LLMBase`` or ``None``.
+    """
+
+    job_id: str
+    vector_store: Mapping[str, Any] | None = None
+    embedder: Any = "minilm"
+    llm: Any = None
+    base_dir: Path | None = None
+
+    def job_dir(self) -> Path:
+        return (self.base_dir or default_home()) / _folder_name(self.job_id)
+
+    def dimensions(self) -> int:
+        if isinstance(self.embedder, str):
+            if self.embedder not in EMBEDDERS:
+                raise ValueError(f"unknown embedder '{self.embedder}'; built in: "
+                                 f"{', '.join(EMBEDDERS)}")
+            return EMBEDDERS[self.embedder][1]
+        dims = getattr(getattr(self.embedder, "config", None), "embedding_dims", None)
+        if not isinstance(dims, int) or dims <= 0:
+            raise ValueError("the embedding model must declare config.embedding_dims")
+        return dims
+
+    def resolved_vector_store(self) -> dict[str, Any]:
+        dims = self.dimensions()
+        if self.vector_store is None:
+            return {"provider": "qdrant", "config": {
+                "collection_name": COLLECTION, "embedding_model_dims": dims,
+                "path": str(self.job_dir() / "qdrant"), "on_disk": True}}
+        store = copy.deepcopy(dict(self.vector_store))
+        unknown = set(store) - {"provider", "config"}
+        if unknown or not isinstance(store.get("provider"), str):
+            raise ValueError('a vector store is given as {"provider": <name>, "config": {...}}; '
+                             f"got keys {sorted(store)}")
+        config = store.setdefault("config", {})
+        if not isinstance(config, dict):
+            raise ValueError("the vector store's 'config' must be a dict")
+        declared = config.setdefault("embedding_model_dims", dims)
+        if declared != dims:
+            raise ValueError(f"vector store '{store['provider']}' is configured for {declared}-"
+                             f"dimensional vectors but the embedding model produces {dims}")
+        return store
+
+    def identity(self) -> str:
+        embedder = self.embedder if isinstance(self.embedder, str) else f"obj:{id(self.embedder)}"
+        return json.dumps([self.resolved_vector_store(), embedder, id(self.llm)],
+                          sort_keys=True, default=str)
+
+
+def _folder_name(job_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", lambda m: f"%{ord(m.group()):02X}", job_id)
+
+
+@dataclass
+class _Share:
+    memory: Memory
+    users: int
+
+
+_shares: dict[str, _Share] = {}
+_shares_lock = threading.Lock()
+
+
+def acquire_memory(spec: StoreSpec) -> tuple[Memory, Callable[[], None]]:
+    """A ``Memory`` for ``spec`` and the function that gives this share back."""
+    identity = spec.identity()
+    with _shares_lock:
+        share = _shares.get(identity)
+        if share is None:
+            share = _Share(_build(spec), 0)
+            _shares[identity] = share
+        share.users += 1
+    released = threading.Event()
+
+    def release() -> None:
+        if released.is_set():
+            return
+        released.set()
+        with _shares_lock:
+            share.users -= 1
+            if share.users == 0:
+                del _shares[identity]
+                _close(share.memory)
+
+    return share.memory, release
+
+
+def _build(spec: StoreSpec) -> Memory:
+    started = time.monotonic()
+    store = spec.resolved_vector_store()
+    job_dir = spec.job_dir()
+    job_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        config = MemoryConfig(vector_store=store, history_db_path=str(job_dir / "history.db"))
+    except ValidationError as error:
+        raise ValueError(f"invalid vector store configuration {store!r}: {error}") from None
+    embedder = spec.embedder if isinstance(spec.embedder, str) else "minilm"
+    config.embedder = EmbedderConfig.model_construct(
+        provider=f"flink_agents_{embedder}", config={"embedding_dims": spec.dimensions()})
+    config.llm = LlmConfig.model_construct(provider="flink_agents_none", config={"model": "none"})
+    try:
+        memory = Memory(config)
+    except RuntimeError as error:
+        if "already accessed by another instance" in str(error):
+            raise EmbeddedStoreInUseError(
+                f"the embedded vector store in {store['config'].get('path')} is already open in "
+                "another process. An embedded store serves one process: run the job in thread "
+                "mode (python.execution-mode: thread) or with parallelism 1, give each job its "
+                "own base dir, or use a server store such as pgvector for several TaskManagers."
+            ) from None
+        raise
+    if not isinstance(spec.embedder, str):
+        memory.embedding_model = spec.embedder
+    if spec.llm is not None:
+        memory.llm = spec.llm
+    _check_collection_dimensions(memory, store, spec.dimensions())
+    make_thread_safe(memory)
+    log.info("opened Mem0 for job '%s' on %s in %.1f s", spec.job_id,
+             store["provider"], time.monotonic() - started)
+    return memory
+
+
+def _check_collection_dimensions(memory: Memory, store: Mapping[str, Any], dims: int) -> None:
+    if store["provider"] != "qdrant":
+        return
+    vs = memory.vector_store
+    vectors = vs.client.get_collection(vs.collection_name).config.params.vectors
+    size = getattr(vectors, "size", None)
+    if size is not None and size != dims:
+        _close(memory)
+        raise ValueError(f"collection '{vs.collection_name}' holds {size}-dimensional vectors "
+                         f"but the embedding model produces {dims}; use another collection or "
+                         "base dir for this model")
+
+
+def _close(memory: Memory) -> None:
+    memory.close()
+    client = getattr(memory.vector_store, "client", None)
+    if client is not None and hasattr(client, "close"):
+        client.close()

@@ -1,0 +1,65 @@
+"""One lock around a vector store that is not safe to call from several threads.
+
+Embedded Qdrant loses writes and raises IndexErrors under concurrent calls,
+FAISS silently fails to save its index, and a local Chroma client shares one
+SQLite file. Wrapping the store (not the whole Mem0 call) keeps embedding, the
+expensive part, outside the lock.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+
+class SerializedVectorStore:
+    """Proxy that runs every method of ``inner`` under one re-entrant lock."""
+
+    def __init__(self, inner: Any):
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_lock", threading.RLock())
+        object.__setattr__(self, "_wrapped", {})
+
+    @property
+    def inner(self) -> Any:
+        return self._inner
+
+    def __getattr__(self, name: str) -> Any:
+        wrapped = self._wrapped.get(name)
+        if wrapped is not None:
+            return wrapped
+        attribute = getattr(self._inner, name)
+        if not callable(attribute) or name.startswith("__"):
+            return attribute
+        lock = self._lock
+
+        @functools.wraps(attribute)
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return attribute(*args, **kwargs)
+
+        self._wrapped[name] = locked
+        return locked
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._wrapped.pop(name, None)
+        setattr(self._inner, name, value)
+
+
+def is_thread_safe(store: Any) -> bool:
+    """Whether Mem0 may call ``store`` from several threads at once."""
+    if isinstance(store, SerializedVectorStore):
+        return True
+    kind = type(store).__name__
+    if kind == "Qdrant":
+        client = getattr(getattr(store, "client", None), "_client", None)
+        return type(client).__name__ != "QdrantLocal"
+    return kind not in {"FAISS", "ChromaDB"}
+
+
+def make_thread_safe(memory: Any) -> None:
+    """Serialize the vector store of a Mem0 ``Memory`` if it needs it (idempotent)."""
+    store = getattr(memory, "vector_store", None)
+    if store is not None and not is_thread_safe(store):
+        memory.vector_store = SerializedVectorStore(store)

@@ -1,0 +1,1 @@
+"""The engine: keyed operator, mailbox rules, durable execution, memory stores."""

@@ -1,0 +1,1 @@
+"""Memory stores behind the API: Mem0 long-term memory."""
