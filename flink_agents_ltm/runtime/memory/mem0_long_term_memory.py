@@ -348,8 +348,8 @@ class Mem0LongTermMemory(BaseLongTermMemory):
 
     def _observe(self, observation_id: str | None, suppressed: bool, key: str, op: MemoryOp,
                  set_name: str, ids: Sequence[str], query: str | None = None) -> None:
-        if suppressed or not observation_id:
-            return
+        if suppressed or not observation_id or (op is MemoryOp.DELETE and not ids):
+            return  # no action to report to, or a delete that changed nothing
         self._observations.record(MemoryObservation(
             op=op, set=set_name, ids=tuple(ids), query=query, key=key,
             observation_id=observation_id))
@@ -364,7 +364,7 @@ def _check_set_name(name: Any) -> None:
 
 def _str_items(memory_items: Any, max_length: int) -> list[str]:
     items = [memory_items] if isinstance(memory_items, str) else memory_items
-    if not isinstance(items, Sequence):
+    if not isinstance(items, Sequence) or isinstance(items, (bytes, bytearray)):
         raise TypeError("long-term memory stores str values only; got "
                         f"{type(memory_items).__name__}. Encode other types (e.g. json.dumps) "
                         "before adding them")

@@ -1,0 +1,8 @@
+"""Shared test setup: an isolated home for Mem0, set before anything imports it."""
+
+import os
+import tempfile
+
+_home = tempfile.mkdtemp(prefix="flink-agents-ltm-tests-")
+os.environ.setdefault("FLINK_AGENTS_LTM_HOME", _home)
+os.environ.setdefault("MEM0_DIR", os.path.join(_home, "mem0"))

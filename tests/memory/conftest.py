@@ -1,0 +1,66 @@
+"""Long-term memory over real Mem0 and a real embedded Qdrant.
+
+``ltm`` uses the deterministic hashing embedder and an in-memory Qdrant
+collection of its own, so each test starts empty and runs in milliseconds;
+tests about the default (MiniLM, on-disk store) build it with ``from_config``.
+``RecordingMemory`` forwards every call to the real ``mem0.Memory`` and
+records its name: how tests prove that a refused operation never reached Mem0.
+"""
+
+import uuid
+
+import pytest
+
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.runtime.memory.mem0_scope import mem0_id
+
+MEM0_CALLS = ("add", "get", "get_all", "search", "delete", "delete_all", "update", "history")
+
+
+class RecordingMemory:
+    def __init__(self, memory):
+        self._memory = memory
+        self.calls: list[str] = []
+
+    def __getattr__(self, name):
+        attribute = getattr(self._memory, name)
+        if name not in MEM0_CALLS:
+            return attribute
+
+        def recorded(*args, **kwargs):
+            self.calls.append(name)
+            return attribute(*args, **kwargs)
+
+        return recorded
+
+
+@pytest.fixture
+def mem0_memory():
+    spec = StoreSpec(
+        job_id="test-job",
+        embedder="hashing",
+        vector_store={"provider": "qdrant",
+                      "config": {"collection_name": f"c{uuid.uuid4().hex}", "path": ":memory:"}},
+    )
+    memory, release = acquire_memory(spec)
+    yield memory
+    release()
+
+
+@pytest.fixture
+def recording_memory(mem0_memory):
+    return RecordingMemory(mem0_memory)
+
+
+@pytest.fixture
+def ltm(recording_memory):
+    """A long-term memory whose mailbox thread is the test's thread."""
+    return Mem0LongTermMemory(job_id="test-job", memory=recording_memory)
+
+
+def rows_of(memory, key, set_name="notes", job="test-job"):
+    """What Mem0 itself holds for one key and set, read around the plugin."""
+    found = memory.get_all(filters={"user_id": job, "agent_id": mem0_id(key), "run_id": set_name},
+                           top_k=1000)
+    return sorted(row["memory"] for row in found["results"])

@@ -1,0 +1,83 @@
+"""The default with no configuration: MiniLM from its wheel, embedded Qdrant, offline, infer off."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from flink_agents_ltm.integrations.mem0.memory_factory import EmbeddedStoreInUseError
+from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+
+
+@pytest.fixture(scope="module")
+def base_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("ltm-home")
+
+
+@pytest.fixture(scope="module")
+def default_ltm(base_dir):
+    ltm = Mem0LongTermMemory.from_config(
+        "support bot/1", {"long-term-memory.embedded.base-dir": str(base_dir)})
+    yield ltm
+    ltm.close()
+
+
+def test_the_default_finds_related_memories_by_meaning(default_ltm):
+    default_ltm.switch_context("customer-7", "obs-1", False)
+    notes = default_ltm.get_memory_set("profile")
+    notes.add(["My dog Rex needs a new lead", "I pay by bank transfer",
+               "The parcel arrived damaged"])
+    [best] = notes.search("what kind of pet does the customer have", limit=1)
+    assert best.value == "My dog Rex needs a new lead"
+    assert 0 < best.score <= 1
+
+
+def test_without_a_chat_model_items_are_stored_exactly_as_given(default_ltm):
+    default_ltm.switch_context("customer-8", "obs-1", False)
+    notes = default_ltm.get_memory_set("profile")
+    text = "  Prefers e-mail,   never phone calls. "
+    [item_id] = notes.add(text)
+    assert [item.value for item in notes.get(item_id)] == [text]
+
+
+def test_each_job_gets_its_own_folder_under_the_base_dir(default_ltm, base_dir):
+    job_dir = base_dir / "support%20bot%2F1"
+    assert (job_dir / "qdrant").is_dir()
+    assert (job_dir / "history.db").is_file()
+    assert os.environ["MEM0_TELEMETRY"] == "false"
+
+
+def test_operators_of_one_process_share_the_embedded_store(default_ltm, base_dir):
+    second = Mem0LongTermMemory.from_config(
+        "support bot/1", {"long-term-memory.embedded.base-dir": str(base_dir)})
+    try:
+        assert second.memory is default_ltm.memory
+        second.switch_context("customer-7", "obs-2", False)
+        assert second.get_memory_set("profile").get() != []
+    finally:
+        second.close()
+    default_ltm.switch_context("customer-7", "obs-3", False)
+    assert default_ltm.get_memory_set("profile").get() != []  # still open for the first
+
+
+def test_a_second_process_on_the_same_embedded_store_gets_a_clear_error(default_ltm, base_dir):
+    script = (
+        "from pathlib import Path\n"
+        "from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory\n"
+        f"acquire_memory(StoreSpec('support bot/1', embedder='hashing', base_dir=Path({str(base_dir)!r})))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode != 0
+    assert EmbeddedStoreInUseError.__name__ in result.stderr
+    assert "already open in another process" in result.stderr
+
+
+def test_a_vector_store_of_the_wrong_dimension_is_refused_when_opened(tmp_path):
+    with pytest.raises(ValueError, match="1536-dimensional vectors but the embedding model "
+                                         "produces 384"):
+        Mem0LongTermMemory.from_config("job", {
+            "long-term-memory.embedded.base-dir": str(tmp_path),
+            "long-term-memory.vector-store": {"provider": "qdrant", "config": {
+                "path": str(tmp_path / "q"), "embedding_model_dims": 1536}}})
