@@ -81,3 +81,19 @@ def test_a_vector_store_of_the_wrong_dimension_is_refused_when_opened(tmp_path):
             "long-term-memory.embedded.base-dir": str(tmp_path),
             "long-term-memory.vector-store": {"provider": "qdrant", "config": {
                 "path": str(tmp_path / "q"), "embedding_model_dims": 1536}}})
+
+
+def test_an_existing_collection_of_another_dimension_is_refused_when_opened(tmp_path):
+    from mem0.configs.embeddings.base import BaseEmbedderConfig
+
+    from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
+    from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+
+    _, release = acquire_memory(StoreSpec("job", embedder="hashing", base_dir=tmp_path))
+    release()  # the folder now holds a 384-dimensional collection
+    smaller = HashingEmbedding(BaseEmbedderConfig(embedding_dims=128))
+    with pytest.raises(ValueError, match="holds 384-dimensional vectors but the embedding model "
+                                         "produces 128"):
+        acquire_memory(StoreSpec("job", embedder=smaller, base_dir=tmp_path))
+    _, release = acquire_memory(StoreSpec("job", embedder="hashing", base_dir=tmp_path))
+    release()  # the refused open closed its client: the folder is free again
