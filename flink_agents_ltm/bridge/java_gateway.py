@@ -1,0 +1,205 @@
+"""What Java's ``PythonLongTermMemory`` calls through Pemja.
+
+Java owns one Python :class:`Mem0LongTermMemory` per operator and reaches it
+through a :class:`JavaLongTermMemoryGateway`. Every method takes plain values
+(strings, lists, maps) that Pemja converts from Java, rebuilds the Python
+memory set with :func:`to_python_memory_set` (all four fields of the Java set),
+calls the long-term memory, and answers with plain values Pemja converts back
+(``list`` -> ``ArrayList``, ``dict`` -> ``HashMap``).
+
+Answers are envelopes, so that Java can raise a typed exception carrying the
+Python message without parsing Pemja's exception text:
+
+* success: a one-element list ``[result]``;
+* failure: a dict ``{"error": kind, "type": qualified name, "message": str(e),
+  "traceback": text}`` where ``kind`` is one of :data:`ERROR_KINDS`.
+
+Java calls these with ``invokeMethod`` only (Pemja 0.5.7's ``invoke`` may call a
+stale function once another interpreter was closed), on a module object or a
+gateway object bound in the interpreter's globals.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from flink_agents_ltm.api.memory.long_term_memory import (
+    EmptyPartitionKeyError,
+    LongTermMemoryError,
+    MailboxThreadError,
+    MemorySetItem,
+    UnboundMemorySetError,
+)
+from flink_agents_ltm.bridge.memory_sets import to_python_memory_set
+
+__all__ = [
+    "ERROR_KINDS",
+    "JavaLongTermMemoryGateway",
+    "close_long_term_memory",
+    "gateway",
+    "open_long_term_memory",
+]
+
+# Most specific first: the kind decides which Java exception type is thrown.
+_KINDS: tuple[tuple[type[BaseException], str], ...] = (
+    (UnboundMemorySetError, "unbound"),
+    (EmptyPartitionKeyError, "empty_key"),
+    (MailboxThreadError, "mailbox"),
+    (LongTermMemoryError, "backend"),
+    (TypeError, "type"),
+    (ValueError, "value"),
+    (KeyError, "value"),
+)
+ERROR_KINDS = frozenset(kind for _, kind in _KINDS) | {"other"}
+
+_gateways: dict[str, JavaLongTermMemoryGateway] = {}
+_gateways_lock = threading.Lock()
+_handles = itertools.count(1)
+
+
+def _never_off_mailbox() -> None:
+    """The Python-side mailbox check of a Java-owned memory: Java runs its own check
+    (its ``getMemorySet`` never enters Python), and Pemja calls arrive on Java threads."""
+
+
+def _error(error: BaseException) -> dict[str, Any]:
+    kind = next((k for cls, k in _KINDS if isinstance(error, cls)), "other")
+    return {
+        "error": kind,
+        "type": f"{type(error).__module__}.{type(error).__qualname__}",
+        "message": str(error),
+        "traceback": "".join(traceback.format_exception(error)),
+    }
+
+
+def _answer(call: Callable[[], Any]) -> Any:
+    try:
+        return [call()]
+    except Exception as error:  # every Python failure becomes a Java exception
+        return _error(error)
+
+
+def _item(item: MemorySetItem) -> dict[str, Any]:
+    return {
+        "memory_set_name": item.memory_set_name,
+        "id": item.id,
+        "value": item.value,
+        "metadata": dict(item.metadata),
+        "created_at": item.created_at,
+        "updated_at": item.updated_at,
+        "score": item.score,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """A Java collection that reached Python as a proxy, as a Python list or dict."""
+    if value is None or isinstance(value, (str, int, float, bool, list, dict)):
+        return value
+    if isinstance(value, Mapping):
+        return dict(value)
+    if hasattr(value, "__iter__"):
+        return list(value)
+    return value
+
+
+class JavaLongTermMemoryGateway:
+    """One Java ``PythonLongTermMemory``'s view of its Python long-term memory."""
+
+    def __init__(self, ltm: Any):
+        self._ltm = ltm
+        # delete_memory_set reads the Python context: switch and delete as one step.
+        self._context_lock = threading.Lock()
+
+    @property
+    def ltm(self) -> Any:
+        return self._ltm
+
+    def _set(self, name: str, key: str | None, observation_id: str | None, suppressed: bool):
+        return to_python_memory_set(name, key, observation_id, suppressed, ltm=self._ltm)
+
+    def add(self, name, key, observation_id, suppressed, items, metadatas):
+        def call():
+            memory_set = self._set(name, key, observation_id, suppressed)
+            return list(self._ltm.add(memory_set, _plain(items), _plain(metadatas)))
+        return _answer(call)
+
+    def get(self, name, key, observation_id, suppressed, ids, filters, limit):
+        def call():
+            memory_set = self._set(name, key, observation_id, suppressed)
+            found = self._ltm.get(memory_set, ids=_plain(ids), filters=_plain(filters),
+                                  limit=int(limit))
+            return [_item(item) for item in found]
+        return _answer(call)
+
+    def search(self, name, key, observation_id, suppressed, query, limit, filters, options):
+        def call():
+            memory_set = self._set(name, key, observation_id, suppressed)
+            found = self._ltm.search(memory_set, query, limit=int(limit),
+                                     filters=_plain(filters), **(_plain(options) or {}))
+            return [_item(item) for item in found]
+        return _answer(call)
+
+    def delete(self, name, key, observation_id, suppressed, ids):
+        def call():
+            memory_set = self._set(name, key, observation_id, suppressed)
+            return list(self._ltm.delete(memory_set, ids=_plain(ids)))
+        return _answer(call)
+
+    def delete_memory_set(self, name, key, observation_id, suppressed):
+        """Delete set ``name`` of the key Java has in scope (Java checked the thread)."""
+        def call():
+            with self._context_lock:
+                self._ltm.switch_context(key, observation_id, suppressed)
+                return bool(self._ltm.delete_memory_set(name))
+        return _answer(call)
+
+    def drain_observations(self, observation_id):
+        def call():
+            return [o.to_dict() for o in self._ltm.drain_observations(observation_id)]
+        return _answer(call)
+
+    def discard_observations(self, observation_id):
+        return _answer(lambda: self._ltm.discard_observations(observation_id))
+
+    def ping(self):
+        """The cheapest round trip (used to measure the bridge itself)."""
+        return [None]
+
+
+def open_long_term_memory(job_id: str, config: Mapping[str, Any] | None = None) -> Any:
+    """Build a ``Mem0LongTermMemory`` for Java (the embedded default when ``config`` is
+    empty); answers the handle Java passes to :func:`gateway`."""
+    def call():
+        from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+
+        ltm = Mem0LongTermMemory.from_config(job_id, _plain(config) or None,
+                                             mailbox_check=_never_off_mailbox)
+        handle = f"ltm-{next(_handles)}"
+        with _gateways_lock:
+            _gateways[handle] = JavaLongTermMemoryGateway(ltm)
+        return handle
+    return _answer(call)
+
+
+def gateway(handle: str) -> JavaLongTermMemoryGateway:
+    """The gateway behind ``handle`` (Java binds it once per interpreter)."""
+    with _gateways_lock:
+        found = _gateways.get(handle)
+    if found is None:
+        raise LookupError(f"no open long-term memory '{handle}' (it was closed)")
+    return found
+
+
+def close_long_term_memory(handle: str) -> Any:
+    """Close the memory behind ``handle``; closing twice is a no-op."""
+    def call():
+        with _gateways_lock:
+            found = _gateways.pop(handle, None)
+        if found is not None:
+            found.ltm.close()
+        return found is not None
+    return _answer(call)

@@ -1,0 +1,373 @@
+package org.flinkagents.ltm.runtime.memory;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import org.flinkagents.ltm.api.memory.BaseLongTermMemory;
+import org.flinkagents.ltm.api.memory.EmptyPartitionKeyException;
+import org.flinkagents.ltm.api.memory.LongTermMemoryException;
+import org.flinkagents.ltm.api.memory.LongTermMemoryMessages;
+import org.flinkagents.ltm.api.memory.MailboxThreadException;
+import org.flinkagents.ltm.api.memory.MemorySet;
+import org.flinkagents.ltm.api.memory.MemorySetItem;
+import org.flinkagents.ltm.api.memory.UnboundMemorySetException;
+
+import pemja.core.PythonException;
+
+/**
+ * Long-term memory for Java agents, backed by the one Python {@code Mem0LongTermMemory} of the
+ * operator, reached through Pemja.
+ *
+ * <ul>
+ *   <li>{@link #switchContext} records the key and observation context of the next action on the
+ *       Java side (no Python call).
+ *   <li>{@link #getMemorySet} runs the mailbox-thread check, then the key check, and stamps the
+ *       context onto a Java {@link MemorySet}; it never enters Python.
+ *   <li>{@link #deleteMemorySet} runs the same two checks, then forwards the current context.
+ *   <li>{@link #add}, {@link #get}, {@link #search}, {@link #delete} take every bit of scope from
+ *       the set, refuse a {@code null} or empty key before anything is marshalled, and forward
+ *       all four fields of the set, which Python rebuilds with {@code
+ *       flink_agents_ltm.bridge.to_python_memory_set}. They run on any thread.
+ * </ul>
+ *
+ * <p>Python failures surface as Java exceptions carrying the Python message: {@link
+ * UnboundMemorySetException}, {@link EmptyPartitionKeyException}, {@link MailboxThreadException},
+ * {@link IllegalArgumentException} (Python {@code ValueError}/{@code TypeError}) or {@link
+ * LongTermMemoryException} (backend and anything else), each with the Python traceback as cause.
+ */
+public final class PythonLongTermMemory implements BaseLongTermMemory {
+
+    private final PythonRuntime python;
+    private final String handle;
+    private final String variable;
+    private final MailboxThreadChecker mailbox;
+    private volatile ActionContext context = ActionContext.UNBOUND;
+    private volatile boolean closed;
+
+    private PythonLongTermMemory(
+            PythonRuntime python, String handle, MailboxThreadChecker mailbox) {
+        this.python = python;
+        this.handle = handle;
+        this.variable = "_ltm_" + handle.replaceAll("[^A-Za-z0-9_]", "_");
+        this.mailbox = mailbox;
+    }
+
+    /**
+     * Builds the Python {@code Mem0LongTermMemory.from_config(jobId, config)} (the embedded
+     * default when {@code config} is empty; keys are option keys such as {@code
+     * long-term-memory.embedded.base-dir}) and wraps it.
+     */
+    public static PythonLongTermMemory open(
+            PythonRuntime python,
+            String jobId,
+            Map<String, Object> config,
+            MailboxThreadChecker mailbox) {
+        Objects.requireNonNull(mailbox, "mailbox");
+        Object handle =
+                unwrap(
+                        call(
+                                python,
+                                PythonRuntime.GATEWAY_MODULE,
+                                "open_long_term_memory",
+                                jobId,
+                                config == null ? new HashMap<>() : new HashMap<>(config)));
+        return new PythonLongTermMemory(python, (String) handle, mailbox);
+    }
+
+    /** The Python handle of this memory (what {@code java_gateway.gateway(handle)} looks up). */
+    public String getHandle() {
+        return handle;
+    }
+
+    // ------------------------------------------------------------------ context (mailbox)
+
+    /**
+     * Records the key and observation context of the next action. Never validates: a job with an
+     * empty key runs until it actually uses long-term memory. The key is kept as {@code
+     * String.valueOf(key)}, never a hash; {@code null} is the unbound state.
+     */
+    public void switchContext(Object partitionKey, String observationId, boolean suppressed) {
+        this.context =
+                new ActionContext(
+                        partitionKey == null ? null : String.valueOf(partitionKey),
+                        observationId,
+                        suppressed);
+    }
+
+    @Override
+    public MemorySet getMemorySet(String name) {
+        mailbox.checkMailboxThread();
+        ActionContext current = context;
+        LongTermMemoryMessages.checkKey(current.partitionKey, "get_memory_set", name);
+        checkSetName(name);
+        MemorySet set = new MemorySet(name, this);
+        set.setActionContext(current.partitionKey, current.observationId, current.suppressed);
+        return set;
+    }
+
+    @Override
+    public boolean deleteMemorySet(String name) {
+        mailbox.checkMailboxThread();
+        ActionContext current = context;
+        LongTermMemoryMessages.checkKey(current.partitionKey, "delete_memory_set", name);
+        checkSetName(name);
+        return (Boolean)
+                forward(
+                        "delete_memory_set",
+                        name,
+                        current.partitionKey,
+                        current.observationId,
+                        current.suppressed);
+    }
+
+    // ------------------------------------------------------------------ item operations
+
+    @Override
+    public List<String> add(
+            MemorySet memorySet, List<String> items, List<Map<String, Object>> metadatas) {
+        checkSet(memorySet, "add");
+        return strings(
+                forward(
+                        "add",
+                        memorySet.getName(),
+                        memorySet.getPartitionKey(),
+                        memorySet.getObservationId(),
+                        memorySet.isObservationSuppressed(),
+                        items == null ? null : new ArrayList<>(items),
+                        metadatas == null ? null : copyMaps(metadatas)));
+    }
+
+    @Override
+    public List<MemorySetItem> get(
+            MemorySet memorySet, List<String> ids, Map<String, Object> filters, int limit) {
+        checkSet(memorySet, "get");
+        return items(
+                forward(
+                        "get",
+                        memorySet.getName(),
+                        memorySet.getPartitionKey(),
+                        memorySet.getObservationId(),
+                        memorySet.isObservationSuppressed(),
+                        ids == null ? null : new ArrayList<>(ids),
+                        filters == null ? null : new HashMap<>(filters),
+                        limit));
+    }
+
+    @Override
+    public List<MemorySetItem> search(
+            MemorySet memorySet,
+            String query,
+            int limit,
+            Map<String, Object> filters,
+            Map<String, Object> options) {
+        checkSet(memorySet, "search");
+        return items(
+                forward(
+                        "search",
+                        memorySet.getName(),
+                        memorySet.getPartitionKey(),
+                        memorySet.getObservationId(),
+                        memorySet.isObservationSuppressed(),
+                        query,
+                        limit,
+                        filters == null ? null : new HashMap<>(filters),
+                        options == null ? new HashMap<>() : new HashMap<>(options)));
+    }
+
+    @Override
+    public List<String> delete(MemorySet memorySet, List<String> ids) {
+        checkSet(memorySet, "delete");
+        return strings(
+                forward(
+                        "delete",
+                        memorySet.getName(),
+                        memorySet.getPartitionKey(),
+                        memorySet.getObservationId(),
+                        memorySet.isObservationSuppressed(),
+                        ids == null ? null : new ArrayList<>(ids)));
+    }
+
+    // ------------------------------------------------------------------ observations
+
+    /** The observations an action made, once it completed; forgets them. */
+    @SuppressWarnings("unchecked")
+    public List<Map<String, Object>> drainObservations(String observationId) {
+        Object answer = forward("drain_observations", observationId);
+        List<Map<String, Object>> observations = new ArrayList<>();
+        for (Object o : (List<Object>) answer) {
+            observations.add((Map<String, Object>) o);
+        }
+        return observations;
+    }
+
+    /** Forgets a failed action's observations (its Mem0 writes stay). */
+    public void discardObservations(String observationId) {
+        forward("discard_observations", observationId);
+    }
+
+    /** One round trip through Pemja that does nothing in Python (for measuring the bridge). */
+    public void ping() {
+        forward("ping");
+    }
+
+    /** Closes the Python memory (its share of the Mem0 client). Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        unwrap(call(python, PythonRuntime.GATEWAY_MODULE, "close_long_term_memory", handle));
+        python.current().unbindGateway(variable);
+    }
+
+    // ------------------------------------------------------------------ internals
+
+    private void checkSet(MemorySet memorySet, String operation) {
+        if (memorySet == null) {
+            throw new IllegalArgumentException(operation + " expects a MemorySet, got null");
+        }
+        LongTermMemoryMessages.checkKey(
+                memorySet.getPartitionKey(), operation, memorySet.getName());
+    }
+
+    private static void checkSetName(String name) {
+        if (name == null) {
+            throw new IllegalArgumentException("memory set name must be a str, got null");
+        }
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("memory set name must not be empty");
+        }
+    }
+
+    private Object forward(String method, Object... args) {
+        if (closed) {
+            throw new IllegalStateException("long-term memory " + handle + " is closed");
+        }
+        Object answer;
+        try {
+            PythonRuntime.ThreadInterpreter interpreter = python.current();
+            interpreter.bindGateway(variable, handle);
+            answer = interpreter.invokeMethod(variable, method, args);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) { // pemja.core.PythonException is checked but thrown undeclared
+            throw bridgeFailure(method, e);
+        }
+        return unwrap(answer);
+    }
+
+    private static Object call(
+            PythonRuntime python, String object, String method, Object... args) {
+        try {
+            return python.current().invokeMethod(object, method, args);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) { // pemja.core.PythonException is checked but thrown undeclared
+            throw bridgeFailure(method, e);
+        }
+    }
+
+    private static LongTermMemoryException bridgeFailure(String method, Exception e) {
+        String type = e instanceof PythonException ? "pemja.core.PythonException" : null;
+        return new LongTermMemoryException(
+                "calling Python " + method + " through Pemja failed: " + e.getMessage(), type, e);
+    }
+
+    /** The result inside a success envelope, or the Java exception for a failure envelope. */
+    static Object unwrap(Object answer) {
+        if (answer instanceof List) {
+            List<?> success = (List<?>) answer;
+            if (success.size() == 1) {
+                return success.get(0);
+            }
+        }
+        if (answer instanceof Map) {
+            throw toJavaException((Map<?, ?>) answer);
+        }
+        throw new LongTermMemoryException(
+                "unexpected answer from the Python gateway: " + answer, null);
+    }
+
+    static RuntimeException toJavaException(Map<?, ?> failure) {
+        String kind = String.valueOf(failure.get("error"));
+        String message = String.valueOf(failure.get("message"));
+        String type = String.valueOf(failure.get("type"));
+        PythonTraceback traceback = new PythonTraceback(String.valueOf(failure.get("traceback")));
+        switch (kind) {
+            case "unbound":
+                return new UnboundMemorySetException(message, traceback);
+            case "empty_key":
+                return new EmptyPartitionKeyException(message, traceback);
+            case "mailbox":
+                return new MailboxThreadException(message, traceback);
+            case "type":
+            case "value":
+                return new IllegalArgumentException(message, traceback);
+            default:
+                return new LongTermMemoryException(message, type, traceback);
+        }
+    }
+
+    private static List<Map<String, Object>> copyMaps(List<Map<String, Object>> maps) {
+        List<Map<String, Object>> copies = new ArrayList<>(maps.size());
+        for (Map<String, Object> map : maps) {
+            copies.add(map == null ? null : new HashMap<>(map));
+        }
+        return copies;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> strings(Object answer) {
+        return Collections.unmodifiableList((List<String>) answer);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<MemorySetItem> items(Object answer) {
+        List<Object> rows = (List<Object>) answer;
+        List<MemorySetItem> items = new ArrayList<>(rows.size());
+        for (Object row : rows) {
+            Map<String, Object> map = (Map<String, Object>) row;
+            Object metadata = map.get("metadata");
+            Object score = map.get("score");
+            items.add(
+                    new MemorySetItem(
+                            (String) map.get("memory_set_name"),
+                            (String) map.get("id"),
+                            (String) map.get("value"),
+                            (Map<String, Object>) metadata,
+                            (String) map.get("created_at"),
+                            (String) map.get("updated_at"),
+                            score == null ? null : ((Number) score).doubleValue()));
+        }
+        return Collections.unmodifiableList(items);
+    }
+
+    /** The context {@link #switchContext} recorded; {@code UNBOUND} before the first switch. */
+    private static final class ActionContext {
+        static final ActionContext UNBOUND = new ActionContext(null, null, false);
+
+        final String partitionKey;
+        final String observationId;
+        final boolean suppressed;
+
+        ActionContext(String partitionKey, String observationId, boolean suppressed) {
+            this.partitionKey = partitionKey;
+            this.observationId = observationId;
+            this.suppressed = suppressed;
+        }
+    }
+
+    /** The Python traceback of a failure, as the cause of the Java exception. */
+    public static final class PythonTraceback extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        PythonTraceback(String traceback) {
+            super("Python traceback:\n" + traceback, null, false, false);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+"""The gateway Java calls through Pemja: plain values in, envelopes out."""
+
+import threading
+
+import pytest
+
+from flink_agents_ltm.api.memory.long_term_memory import empty_key_message, unbound_message
+from flink_agents_ltm.bridge import java_gateway
+from flink_agents_ltm.bridge.java_gateway import JavaLongTermMemoryGateway
+from tests.memory.conftest import rows_of
+
+
+@pytest.fixture
+def gateway(ltm):
+    return JavaLongTermMemoryGateway(ltm)
+
+
+def ok(answer):
+    assert isinstance(answer, list) and len(answer) == 1, answer
+    return answer[0]
+
+
+def test_results_come_back_as_plain_lists_and_dicts(gateway):
+    ids = ok(gateway.add("notes", "alice", "obs", False, ["the sky is blue"], [{"topic": "sky"}]))
+    hits = ok(gateway.search("notes", "alice", "obs", False, "sky", 1, None, {}))
+    got = ok(gateway.get("notes", "alice", "obs", False, ids, None, 100))
+
+    assert len(ids) == 1 and isinstance(ids[0], str)
+    assert [h["value"] for h in hits] == ["the sky is blue"]
+    assert set(hits[0]) == {"memory_set_name", "id", "value", "metadata", "created_at",
+                            "updated_at", "score"}
+    assert got[0]["metadata"]["topic"] == "sky" and got[0]["score"] is None
+    assert ok(gateway.delete("notes", "alice", "obs", False, None)) == ids
+
+
+def test_python_failures_become_typed_envelopes_with_the_python_message(gateway):
+    unbound = gateway.add("notes", None, "obs", False, ["x"], None)
+    empty = gateway.get("notes", " ", "obs", False, None, None, 10)
+    bad_type = gateway.add("notes", "alice", "obs", False, [42], None)
+    bad_limit = gateway.search("notes", "alice", "obs", False, "q", 0, None, {})
+
+    assert unbound["error"] == "unbound" and unbound["message"] == unbound_message("add", "notes")
+    assert empty["error"] == "empty_key" and empty["message"] == empty_key_message("get", "notes")
+    assert bad_type["error"] == "type" and "item 0 is int" in bad_type["message"]
+    assert bad_limit["error"] == "value" and "Traceback" in bad_limit["traceback"]
+    assert {unbound["error"], empty["error"], bad_type["error"]} <= java_gateway.ERROR_KINDS
+
+
+def test_delete_memory_set_acts_on_the_key_java_passes(gateway, ltm, recording_memory):
+    ltm.switch_context("alice", None, True)
+    ltm.get_memory_set("notes").add("alice's")
+    ltm.switch_context("bob", None, True)
+    ltm.get_memory_set("notes").add("bob's")
+
+    assert ok(gateway.delete_memory_set("notes", "alice", None, True)) is True
+
+    assert rows_of(recording_memory, "alice") == []
+    assert rows_of(recording_memory, "bob") == ["bob's"]
+
+
+def test_a_java_owned_memory_leaves_the_mailbox_check_to_java_and_closes_once(tmp_path):
+    handle = ok(java_gateway.open_long_term_memory(
+        "gateway-test", {"long-term-memory.embedded.base-dir": str(tmp_path),
+                         "long-term-memory.vector-store": {
+                             "provider": "qdrant",
+                             "config": {"collection_name": "c", "path": ":memory:"}}}))
+    gateway = java_gateway.gateway(handle)
+    assert gateway.ltm.job_id == "gateway-test"
+    # Pemja calls arrive on Java threads, and Java ran its own mailbox check already.
+    answers = []
+    worker = threading.Thread(target=lambda: answers.append(
+        gateway.delete_memory_set("notes", "alice", None, True)))
+    worker.start()
+    worker.join()
+    assert answers == [[False]]
+
+    assert ok(java_gateway.close_long_term_memory(handle)) is True
+    assert ok(java_gateway.close_long_term_memory(handle)) is False
+    with pytest.raises(LookupError, match="closed"):
+        java_gateway.gateway(handle)
