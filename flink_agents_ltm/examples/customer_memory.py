@@ -108,8 +108,9 @@ def main(argv: list[str] | None = None) -> int:
             for memory in reply["recalled"]:
                 print(f"        recalled: {memory}")
     elapsed = time.monotonic() - started
+    counts = ", ".join(f"{c}: {n}" for c, n in sorted(per_customer.items()))
     print(f"\ndone in {elapsed:.1f} s: {sum(per_customer.values())} messages remembered for "
-          f"{len(per_customer)} customers ({', '.join(f'{c}: {n}' for c, n in sorted(per_customer.items()))}); "
+          f"{len(per_customer)} customers ({counts}); "
           f"{recalled_total} memories recalled, each from its own customer only")
     return 0
 

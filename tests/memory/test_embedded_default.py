@@ -65,7 +65,8 @@ def test_a_second_process_on_the_same_embedded_store_gets_a_clear_error(default_
     script = (
         "from pathlib import Path\n"
         "from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory\n"
-        f"acquire_memory(StoreSpec('support bot/1', embedder='hashing', base_dir=Path({str(base_dir)!r})))\n"
+        f"acquire_memory(StoreSpec('support bot/1', embedder='hashing',\n"
+        f"                         base_dir=Path({str(base_dir)!r})))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=120)

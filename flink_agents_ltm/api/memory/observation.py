@@ -9,10 +9,10 @@ way: Mem0 has no transactions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class MemoryOp(str, Enum):
+class MemoryOp(StrEnum):
     ADD = "add"
     GET = "get"
     SEARCH = "search"

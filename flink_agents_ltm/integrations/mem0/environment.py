@@ -19,7 +19,8 @@ HOME_VARIABLE = "FLINK_AGENTS_LTM_HOME"
 
 
 def default_home() -> Path:
-    """Where embedded stores live unless configured: $FLINK_AGENTS_LTM_HOME or ~/.flink-agents-ltm."""
+    """Where embedded stores live unless configured: $FLINK_AGENTS_LTM_HOME, else
+    ~/.flink-agents-ltm."""
     configured = os.environ.get(HOME_VARIABLE)
     return Path(configured).expanduser() if configured else Path.home() / ".flink-agents-ltm"
 

@@ -212,7 +212,7 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         per_item = _metadata_per_item(metadatas, len(items))
         added: list[str] = []
         try:
-            for item, metadata in zip(items, per_item):
+            for item, metadata in zip(items, per_item, strict=True):
                 result = self._memory.add(
                     [{"role": "user", "content": item}],
                     user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id,
