@@ -67,24 +67,27 @@ class LongTermMemoryError(RuntimeError):
     """The memory backend failed during an operation; the message says what was undone."""
 
 
-def unbound_message(operation: str, set_name: str | None) -> str:
+def _refused(operation: str, set_name: str | None) -> str:
     target = f"memory set '{set_name}'" if set_name is not None else "long-term memory"
-    return (
-        f"{operation} on {target} refused: no partition key is bound. A memory set is "
-        "bound to the key of the action that obtained it; obtain it inside a keyed action "
-        "with ctx.long_term_memory.get_memory_set(name) (after the operator switched "
-        "context) instead of building, unpickling or keeping it across actions. Refusing "
-        "rather than widening the operation to every key of the job."
+    return f"{operation} on {target} refused: "
+
+
+def unbound_message(operation: str, set_name: str | None) -> str:
+    return _refused(operation, set_name) + (
+        "no partition key is bound. A memory set is bound to the key of the action that "
+        "obtained it; obtain it inside a keyed action with "
+        "ctx.long_term_memory.get_memory_set(name) (after the operator switched context) "
+        "instead of building, unpickling or keeping it across actions. Refusing rather than "
+        "widening the operation to every key of the job."
     )
 
 
 def empty_key_message(operation: str, set_name: str | None) -> str:
-    target = f"memory set '{set_name}'" if set_name is not None else "long-term memory"
-    return (
-        f"{operation} on {target} refused: the partition key is empty or whitespace-only. "
-        "Mem0 cannot isolate such a key (it would widen the operation to every key of the "
-        "job), so long-term memory is not available for it. Key the stream on a non-empty "
-        "value, for example map empty keys to a placeholder in the key selector."
+    return _refused(operation, set_name) + (
+        "the partition key is empty or whitespace-only. Mem0 cannot isolate such a key (it "
+        "would widen the operation to every key of the job), so long-term memory is not "
+        "available for it. Key the stream on a non-empty value, for example map empty keys to "
+        "a placeholder in the key selector."
     )
 
 
