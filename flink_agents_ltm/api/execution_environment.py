@@ -1,0 +1,148 @@
+"""Entry point of a job: wrap a ``StreamExecutionEnvironment``, apply an agent
+to a keyed stream, get the outputs back as a ``DataStream``.
+
+.. code-block:: python
+
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
+    agents_env.get_config().set(AgentsOptions.ASYNC_CAPACITY, 32)
+    out = (agents_env.from_datastream(stream, key_selector=lambda r: r["customer"])
+           .apply(MyAgent()).to_datastream())
+
+The runtime is imported only when ``to_datastream`` builds the operator, so
+this module stays free of runtime imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from flink_agents_ltm.api.agent import Agent
+from flink_agents_ltm.api.configuration import ConfigOption, Configuration
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+
+__all__ = ["AgentBuilder", "AgentsExecutionEnvironment", "AgentsOptions"]
+
+
+def _positive(option: ConfigOption, value: Any) -> None:
+    if value is not None and value <= 0:
+        raise ValueError(f"option '{option.key}' must be positive, got {value!r}")
+
+
+class AgentsOptions:
+    """Options of the agent runtime (the long-term memory ones are in
+    :class:`LongTermMemoryOptions`)."""
+
+    JOB_ID = ConfigOption(
+        "agents.job-id", str, "flink-agents",
+        "Identity of the job in long-term memory (Mem0 user_id). Keep it stable across "
+        "restarts and upgrades, or the job starts with empty long-term memory.")
+    ASYNC_CAPACITY = ConfigOption(
+        "agents.durable-async.capacity", int, 32,
+        "Most durable_execute_async calls in flight per operator subtask (worker threads). "
+        "When full, the operator stops taking input until one finishes (back-pressure).")
+    ASYNC_TIMEOUT_MS = ConfigOption(
+        "agents.durable-async.timeout-ms", int, 60_000,
+        "Per-call timeout of durable_execute_async; the action then fails. The worker "
+        "thread cannot be interrupted and keeps its slot until the call returns.")
+    ASYNC_POLL_INTERVAL_MS = ConfigOption(
+        "agents.durable-async.poll-interval-ms", int, 5,
+        "How often an action parked on a durable call checks for its result (a "
+        "processing-time timer of its key).")
+    SHORT_TERM_MEMORY_TTL_MS = ConfigOption(
+        "agents.short-term-memory.ttl-ms", int, None,
+        "Time to live of short-term memory entries since their last write (Flink state "
+        "TTL). Unset: no expiry.")
+    ERROR_HANDLING = ConfigOption(
+        "agents.error-handling", str, "fail",
+        "What a failing action does: 'fail' fails the job (Flink restarts it from the last "
+        "checkpoint), 'ignore' logs the error, drops that input's run and goes on.")
+    LONG_TERM_MEMORY_FACTORY = ConfigOption(
+        "agents.long-term-memory.factory", str, None,
+        "'module:callable' building the long-term memory as "
+        "callable(job_id, config, mailbox_check, resources=...). Unset: Mem0 "
+        "(Mem0LongTermMemory.from_config).")
+
+    VALIDATORS = {
+        ASYNC_CAPACITY.key: _positive,
+        ASYNC_TIMEOUT_MS.key: _positive,
+        ASYNC_POLL_INTERVAL_MS.key: _positive,
+        SHORT_TERM_MEMORY_TTL_MS.key: _positive,
+    }
+
+    @classmethod
+    def all(cls) -> tuple[ConfigOption, ...]:
+        return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
+
+
+class AgentsConfiguration(Configuration):
+    """Agent runtime options plus long-term memory options."""
+
+    def __init__(self, values: dict[str, Any] | None = None):
+        super().__init__(AgentsOptions.all() + LongTermMemoryOptions.all(), values)
+
+    def set(self, option, value):
+        known = self._option(option)
+        value = known.validate(value)
+        check = AgentsOptions.VALIDATORS.get(known.key)
+        if check is not None:
+            check(known, value)
+        if known is AgentsOptions.ERROR_HANDLING and value not in ("fail", "ignore"):
+            raise ValueError(f"option '{known.key}' is 'fail' or 'ignore', got {value!r}")
+        return super().set(known, value)
+
+
+class AgentsExecutionEnvironment:
+    def __init__(self, env: Any):
+        self._env = env
+        self._config = AgentsConfiguration()
+
+    @staticmethod
+    def get_execution_environment(env: Any = None) -> AgentsExecutionEnvironment:
+        """Agents on a PyFlink ``StreamExecutionEnvironment`` (required: local
+        execution without Flink is not provided)."""
+        if env is None:
+            raise ValueError("pass the PyFlink StreamExecutionEnvironment: "
+                             "AgentsExecutionEnvironment.get_execution_environment(env=env)")
+        return AgentsExecutionEnvironment(env)
+
+    @property
+    def env(self) -> Any:
+        return self._env
+
+    def get_config(self) -> Configuration:
+        return self._config
+
+    def from_datastream(self, stream: Any, key_selector: Callable[[Any], Any]) -> AgentBuilder:
+        if not callable(key_selector):
+            raise TypeError("key_selector must be a callable returning the record's key")
+        return AgentBuilder(self, stream, key_selector)
+
+    def execute(self, job_name: str = "flink-agents-ltm") -> Any:
+        return self._env.execute(job_name)
+
+
+class AgentBuilder:
+    def __init__(self, agents_env: AgentsExecutionEnvironment, stream: Any,
+                 key_selector: Callable[[Any], Any]):
+        self._agents_env = agents_env
+        self._stream = stream
+        self._key_selector = key_selector
+        self._agent: Agent | None = None
+
+    def apply(self, agent: Agent) -> AgentBuilder:
+        if not isinstance(agent, Agent):
+            raise TypeError(f"apply() takes an Agent, got {type(agent).__name__}")
+        if not agent.actions():
+            raise ValueError(f"agent {type(agent).__name__} declares no @action")
+        self._agent = agent
+        return self
+
+    def to_datastream(self) -> Any:
+        """The agent's outputs (the ``output`` of each ``OutputEvent``), as pickled objects."""
+        if self._agent is None:
+            raise ValueError("call apply(agent) before to_datastream()")
+        runtime = importlib.import_module("flink_agents_ltm.runtime.agent_operator")
+        return runtime.build_agent_stream(self._agents_env.env, self._stream, self._key_selector,
+                                          self._agent, self._agents_env.get_config())

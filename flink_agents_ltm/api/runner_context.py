@@ -1,0 +1,105 @@
+"""What an action sees: the ``ctx`` it is called with.
+
+Threading rules (the operator's processing thread is its *mailbox thread*):
+
+* ``sensory_memory``, ``short_term_memory``, ``get_resource``, ``send_event``
+  and ``durable_execute`` belong to the mailbox thread; calling them from a
+  worker raises ``MailboxThreadError``.
+* ``long_term_memory.get_memory_set`` is mailbox-only too, but the set it
+  returns is bound to this action's key and may be used on any thread, which
+  is what ``durable_execute_async`` callables should do.
+* ``durable_execute_async(fn, *args)`` runs ``fn`` on a worker. Await it only
+  from an ``async def`` action; other awaitables (``asyncio.sleep``, ...) are
+  not supported inside actions.
+
+Sensory memory lives for one input's run; short-term memory lives for the key.
+Both hold any picklable value under dotted paths (``"profile.name"``). Writes
+become durable when the action completes and are dropped if it fails.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from flink_agents_ltm.api.events import Event
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
+from flink_agents_ltm.api.resources import ResourceType
+
+__all__ = ["MemoryObject", "RunnerContext"]
+
+
+class MemoryObject(ABC):
+    """A tree of values addressed by dotted paths; an object node is itself a
+    :class:`MemoryObject`."""
+
+    @abstractmethod
+    def get(self, path: str, default: Any = None) -> Any:
+        """The value at ``path`` (a copy), a ``MemoryObject`` for an object
+        node, or ``default``."""
+
+    @abstractmethod
+    def set(self, path: str, value: Any) -> None:
+        """Store a copy of ``value`` at ``path``, creating parent objects."""
+
+    @abstractmethod
+    def new_object(self, path: str, overwrite: bool = False) -> MemoryObject:
+        """Create an empty object node at ``path``."""
+
+    @abstractmethod
+    def is_exist(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def get_field_names(self) -> list[str]:
+        """Names of the direct children of this node."""
+
+    @abstractmethod
+    def get_fields(self) -> dict[str, Any]:
+        """Direct children; object nodes appear as nested dicts."""
+
+    @abstractmethod
+    def delete(self, path: str) -> bool:
+        """Remove ``path`` and everything under it; whether it existed."""
+
+
+class RunnerContext(ABC):
+    @property
+    @abstractmethod
+    def key(self) -> Any:
+        """The Flink key of the input being processed."""
+
+    @property
+    @abstractmethod
+    def action_name(self) -> str: ...
+
+    @abstractmethod
+    def send_event(self, event: Event) -> None:
+        """Queue an event for this key's run (an ``OutputEvent`` is emitted)."""
+
+    @property
+    @abstractmethod
+    def sensory_memory(self) -> MemoryObject: ...
+
+    @property
+    @abstractmethod
+    def short_term_memory(self) -> MemoryObject: ...
+
+    @property
+    @abstractmethod
+    def long_term_memory(self) -> BaseLongTermMemory: ...
+
+    @abstractmethod
+    def get_resource(self, name: str, resource_type: ResourceType | None = None) -> Any:
+        """The declared resource ``name``, built once per operator."""
+
+    @abstractmethod
+    def durable_execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run ``fn`` inline and record its result; a replay returns the record."""
+
+    @abstractmethod
+    def durable_execute_async(
+        self, fn: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> Awaitable[Any]:
+        """Run ``fn`` on the worker pool; await the result. While it runs, the
+        operator processes other keys. Recorded like ``durable_execute``."""

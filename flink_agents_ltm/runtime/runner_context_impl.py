@@ -1,0 +1,129 @@
+"""The ``ctx`` of one action execution (one *step* of a key's run).
+
+It lives on the mailbox thread: everything but the long-term memory sets and
+the awaitable returned by ``durable_execute_async`` is mailbox-only. Durable
+results are looked up in, and appended to, the step's record, in call order,
+which is what makes a replay after recovery return them instead of calling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flink_agents_ltm.api.events import Event, MemoryEvent, OutputEvent
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MailboxThreadError
+from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.api.runner_context import MemoryObject, RunnerContext
+from flink_agents_ltm.runtime.durable import DurableCall, DurableCallError, describe, recordable
+from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject, KeyedMemoryStore
+
+
+class Step:
+    """What one action execution produced so far, and the durable results it may replay."""
+
+    def __init__(self, recorded_calls: list[Any]):
+        self.recorded_calls = recorded_calls  # shared with the run's record
+        self.next_call = 0
+        self.sent: list[Event] = []
+        self.outputs: list[Any] = []
+
+    def replay(self) -> tuple[bool, Any]:
+        """``(True, result)`` if the next call was recorded before a failure."""
+        if self.next_call < len(self.recorded_calls):
+            self.next_call += 1
+            return True, self.recorded_calls[self.next_call - 1]
+        return False, None
+
+    def record(self, result: Any) -> None:
+        self.recorded_calls.append(result)
+        self.next_call += 1
+
+
+class RunnerContextImpl(RunnerContext):
+    def __init__(
+        self,
+        *,
+        key: Any,
+        action_name: str,
+        step: Step,
+        sensory: KeyedMemoryStore,
+        short_term: KeyedMemoryStore,
+        long_term: Callable[[], BaseLongTermMemory],
+        resources: Callable[[str, ResourceType | None], Any],
+        listened: Callable[[Event], bool],
+        mailbox_check: Callable[[], None],
+        on_record: Callable[[], None],
+    ):
+        self._key = key
+        self._action_name = action_name
+        self._step = step
+        self._sensory = KeyedMemoryObject(sensory)
+        self._short_term = KeyedMemoryObject(short_term)
+        self._long_term = long_term
+        self._resources = resources
+        self._listened = listened
+        self._check = mailbox_check
+        self._on_record = on_record
+
+    @property
+    def key(self) -> Any:
+        return self._key
+
+    @property
+    def action_name(self) -> str:
+        return self._action_name
+
+    def send_event(self, event: Event) -> None:
+        self._mailbox("send_event")
+        if not isinstance(event, Event):
+            raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
+        if isinstance(event, OutputEvent):
+            self._step.outputs.append(event.output)
+            return
+        if not isinstance(event, MemoryEvent) and not self._listened(event):
+            raise ValueError(f"no action listens to {type(event).__name__}: declare one with "
+                             f"@action({type(event).__name__}) or do not send it")
+        self._step.sent.append(event)
+
+    @property
+    def sensory_memory(self) -> MemoryObject:
+        self._mailbox("sensory_memory")
+        return self._sensory
+
+    @property
+    def short_term_memory(self) -> MemoryObject:
+        self._mailbox("short_term_memory")
+        return self._short_term
+
+    @property
+    def long_term_memory(self) -> BaseLongTermMemory:
+        return self._long_term()
+
+    def get_resource(self, name: str, resource_type: ResourceType | None = None) -> Any:
+        return self._resources(name, resource_type)
+
+    def durable_execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        self._mailbox("durable_execute")
+        replayed, result = self._step.replay()
+        if replayed:
+            return result
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as error:
+            raise DurableCallError(f"durable call {describe(fn)} failed: "
+                                   f"{type(error).__name__}: {error}") from error
+        self._step.record(recordable(fn, result))
+        self._on_record()
+        return result
+
+    def durable_execute_async(self, fn: Callable[..., Any], *args: Any, **kwargs: Any):
+        return DurableCall(fn, args, kwargs)
+
+    def _mailbox(self, what: str) -> None:
+        try:
+            self._check()
+        except MailboxThreadError as error:
+            raise MailboxThreadError(
+                f"ctx.{what} of action '{self._action_name}' (key {self._key!r}) was used off "
+                f"the mailbox thread. {error}") from None
