@@ -1,0 +1,153 @@
+"""Agents and durable functions the cluster tests run.
+
+They live in a module (not in the tests) because the job pickles them by
+reference: the embedded interpreter imports this module by the same name.
+"""
+
+import glob
+import os
+import random
+import threading
+import time
+
+from flink_agents_ltm.api.agent import Agent, action
+from flink_agents_ltm.api.events import Event, InputEvent, MemoryUpdateEvent, OutputEvent
+from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
+from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
+from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.runtime.memory.mem0_scope import Mem0Scope, mem0_id
+
+IN_MEMORY_QDRANT = {"provider": "qdrant",
+                    "config": {"collection_name": "race", "path": ":memory:"}}
+
+
+# ----------------------------------------------------------------- the race of the seeds
+
+def write_then_read(memory_set, key, n):
+    """On a worker thread, long after the mailbox moved on to other keys."""
+    time.sleep(random.uniform(0, 0.03))
+    memory_set.add(f"note {n} of {key}")
+    time.sleep(random.uniform(0, 0.03))
+    return sorted(item.value for item in memory_set.get())
+
+
+class NotesAgent(Agent):
+    @embedding_model_setup
+    def hashing():
+        return ResourceDescriptor(HashingEmbedding)
+
+    @action(InputEvent)
+    async def take_note(event, ctx):
+        key, n = event.input
+        notes = ctx.long_term_memory.get_memory_set("notes")
+        seen = await ctx.durable_execute_async(write_then_read, notes, key, n)
+        ctx.send_event(OutputEvent(("read", key, n, seen)))
+
+    @action(MemoryUpdateEvent)
+    def observe(event, ctx):
+        # runs suppressed: its own read raises no further memory event
+        ctx.long_term_memory.get_memory_set("notes").get()
+        ctx.send_event(OutputEvent(("observed", ctx.key, event.observation.key,
+                                    event.observation.op.value)))
+
+
+class SharedCurrentKeyMemory(Mem0LongTermMemory):
+    """The bug of the seeds: item operations read the operator's current key."""
+
+    def _scope(self, memory_set, operation):
+        key = self._context.partition_key
+        return Mem0Scope(self._user_id, mem0_id(key), mem0_id(memory_set.name))
+
+
+def shared_current_key_memory(job_id, config, mailbox_check, *, resources):
+    real = Mem0LongTermMemory.from_config(job_id, config, mailbox_check, resources=resources)
+    real.__class__ = SharedCurrentKeyMemory
+    return real
+
+
+# ----------------------------------------------------------------- exactly-once
+
+def log_call(log_dir, key, n):
+    with open(os.path.join(log_dir, "calls.log"), "a") as log:
+        log.write(f"{key} {n}\n")
+    time.sleep(0.005)
+    return n
+
+
+def completed_checkpoints(checkpoint_dir):
+    ids = [int(p.split("chk-")[1].split(os.sep)[0])
+           for p in glob.glob(os.path.join(checkpoint_dir, "*", "chk-*", "_metadata"))]
+    return max(ids, default=0)
+
+
+def wait_for_two_more_checkpoints(checkpoint_dir):
+    """Returns once a checkpoint started after this call has completed."""
+    start = completed_checkpoints(checkpoint_dir)
+    deadline = time.monotonic() + 30
+    while completed_checkpoints(checkpoint_dir) < start + 2:
+        if time.monotonic() > deadline:
+            raise TimeoutError("no checkpoint completed within 30 s")
+        time.sleep(0.02)
+    return completed_checkpoints(checkpoint_dir)
+
+
+class CountingAgent(Agent):
+    """Counts inputs per key in short-term memory; fails once, after the durable call
+    of the trigger input was recorded and a later checkpoint completed. An input is
+    ``(key, n, work_dir, is_trigger)``."""
+
+    @action(InputEvent)
+    async def count(event, ctx):
+        key, n, work_dir, is_trigger = event.input
+        count = (ctx.short_term_memory.get("count") or 0) + 1
+        ctx.short_term_memory.set("count", count)
+        await ctx.durable_execute_async(log_call, work_dir, key, n)
+        marker = os.path.join(work_dir, "failed-once")
+        if is_trigger and not os.path.exists(marker):
+            await ctx.durable_execute_async(wait_for_two_more_checkpoints,
+                                            os.path.join(work_dir, "checkpoints"))
+            open(marker, "w").close()
+            raise RuntimeError("injected failure after a completed checkpoint")
+        ctx.send_event(OutputEvent((key, n, count)))
+
+
+# ----------------------------------------------------------------- order, capacity, drain
+
+_running = 0
+_running_lock = threading.Lock()
+
+
+def measured_sleep(seconds):
+    """Sleeps; returns how many calls were running when it started (itself included)."""
+    global _running
+    with _running_lock:
+        _running += 1
+        running = _running
+    time.sleep(seconds)
+    with _running_lock:
+        _running -= 1
+    return running
+
+
+class Note(Event):
+    def __init__(self, n):
+        self.n = n
+
+
+class OrderAgent(Agent):
+    @action(InputEvent)
+    async def step(event, ctx):
+        key, n = event.input
+        previous = ctx.short_term_memory.get("last", -1)
+        ctx.short_term_memory.set("last", n)
+        ctx.sensory_memory.set("input.n", n)
+        running = await ctx.durable_execute_async(measured_sleep, random.uniform(0.01, 0.06))
+        ctx.send_event(Note(n))
+        ctx.send_event(OutputEvent(("step", key, n, previous, running)))
+
+    @action(Note)
+    def check_sensory(event, ctx):
+        # sensory memory of this input's run, short-term memory of the key
+        ctx.send_event(OutputEvent(("sensory", ctx.key, event.n,
+                                    ctx.sensory_memory.get("input.n"),
+                                    ctx.short_term_memory.get("last"))))

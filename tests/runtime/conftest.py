@@ -1,0 +1,58 @@
+"""One PyFlink gateway per session, and a factory of thread-mode environments on it.
+
+Every job runs on PyFlink's local mini-cluster in thread mode (the embedded
+interpreter needs the venv's site-packages and this checkout on its path).
+Flink's temp files and logs go to one folder removed at the end of the session.
+"""
+
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+_scratch = tempfile.mkdtemp(prefix="flink-agents-ltm-flink-")
+for sub in ("py", "jvm", "log"):
+    os.makedirs(os.path.join(_scratch, sub))
+os.environ["TMPDIR"] = os.path.join(_scratch, "py")
+os.environ.setdefault("JVM_ARGS", f"-Djava.io.tmpdir={os.path.join(_scratch, 'jvm')}")
+os.environ.setdefault("FLINK_LOG_DIR", os.path.join(_scratch, "log"))
+tempfile.tempdir = None  # re-read TMPDIR
+
+
+def flink_configuration(**options):
+    from pyflink.common import Configuration
+
+    conf = Configuration()
+    base = {
+        "python.execution-mode": "thread",
+        "python.pythonpath": os.pathsep.join(
+            [sysconfig.get_paths()["purelib"], str(ROOT), str(ROOT / "tests")]),
+        "python.executable": sys.executable,
+        "python.client.executable": sys.executable,
+        "restart-strategy.type": "fixed-delay",
+        "restart-strategy.fixed-delay.attempts": "2",
+        "restart-strategy.fixed-delay.delay": "500 ms",
+        "parallelism.default": "1",
+    }
+    base.update({k: str(v) for k, v in options.items()})
+    for key, value in base.items():
+        conf.set_string(key, value)
+    return conf
+
+
+@pytest.fixture(scope="session")
+def flink_env():
+    """``flink_env(**flink_options)`` -> a fresh StreamExecutionEnvironment on the
+    session's gateway (one JVM for the whole session)."""
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    def make(**options):
+        return StreamExecutionEnvironment.get_execution_environment(flink_configuration(**options))
+
+    yield make
+    shutil.rmtree(_scratch, ignore_errors=True)
