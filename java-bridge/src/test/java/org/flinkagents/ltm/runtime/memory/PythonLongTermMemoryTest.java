@@ -125,12 +125,20 @@ class PythonLongTermMemoryTest {
         ltm.switchContext(alice, "obs-loud", false);
         MemorySet loud = ltm.getMemorySet(name);
         ltm.switchContext(alice, "obs-other", false);
-        quiet.get();
+        allFour(quiet);
         ltm.switchContext(alice, "obs-other", true);
-        loud.get();
+        allFour(loud);
         assertEquals(List.of(), ltm.drainObservations("obs-quiet"));
-        assertEquals(List.of("get"), opsOf(ltm.drainObservations("obs-loud")));
+        assertEquals(List.of("add", "get", "search", "delete"),
+                opsOf(ltm.drainObservations("obs-loud")));
         assertEquals(List.of(), ltm.drainObservations("obs-other"));
+    }
+
+    private static void allFour(MemorySet set) {
+        List<String> ids = set.add("a note");
+        set.get(ids);
+        set.search("note", 1);
+        set.delete(ids);
     }
 
     @Test
