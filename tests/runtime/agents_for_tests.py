@@ -151,3 +151,42 @@ class OrderAgent(Agent):
         ctx.send_event(OutputEvent(("sensory", ctx.key, event.n,
                                     ctx.sensory_memory.get("input.n"),
                                     ctx.short_term_memory.get("last"))))
+
+
+# ----------------------------------------------------------------- bad input
+
+def sleep_then(seconds, value):
+    time.sleep(seconds)
+    return value
+
+
+def broken_call():
+    raise ConnectionError("the backend is down")
+
+
+class Unheard(Event):
+    pass
+
+
+class BadInputAgent(Agent):
+    """Input ``(key, n, what)``; ``what`` picks a misbehaviour for that input."""
+
+    @action(InputEvent)
+    async def handle(event, ctx):
+        key, n, what = event.input
+        count = (ctx.short_term_memory.get("count") or 0) + 1
+        ctx.short_term_memory.set("count", count)
+        if what == "raise":
+            raise ValueError("this input is malformed")
+        if what == "unknown-event":
+            ctx.send_event(Unheard())
+        if what == "missing-resource":
+            ctx.get_resource("no_such_model")
+        if what == "unserializable":
+            await ctx.durable_execute_async(threading.Lock)
+        if what == "failing-call":
+            await ctx.durable_execute_async(broken_call)
+        if what == "timeout":
+            await ctx.durable_execute_async(sleep_then, 2.0, None)
+        await ctx.durable_execute_async(sleep_then, 0.01, None)
+        ctx.send_event(OutputEvent((key, n, count)))

@@ -1,0 +1,92 @@
+"""Durable async execution on the mini-cluster: order, capacity, end of input,
+sensory memory, and what a failing action does."""
+
+import collections
+
+import pytest
+from pyflink.common import Types
+from py4j.protocol import Py4JJavaError
+from runtime.agents_for_tests import BadInputAgent, OrderAgent
+
+from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
+
+pytestmark = pytest.mark.cluster
+
+KEYS = 8
+PER_KEY = 12
+CAPACITY = 4
+
+
+def run(flink_env, agent, inputs, type_info, flink_options=None, **options):
+    env = flink_env(**(flink_options or {}))
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
+    for key, value in options.items():
+        agents_env.get_config().set(key, value)
+    stream = env.from_collection(inputs, type_info=type_info)
+    out = agents_env.from_datastream(stream, key_selector=lambda r: r[0]).apply(agent)
+    return list(out.to_datastream().execute_and_collect())
+
+
+@pytest.fixture(scope="module")
+def ordered_run(flink_env):
+    inputs = [(k, n) for n in range(PER_KEY) for k in range(KEYS)]
+    return run(flink_env, OrderAgent(), inputs, Types.TUPLE([Types.INT(), Types.INT()]),
+               **{AgentsOptions.ASYNC_CAPACITY.key: CAPACITY})
+
+
+def test_a_bounded_input_ends_only_after_every_parked_action_finished(ordered_run):
+    steps = [r for r in ordered_run if r[0] == "step"]
+    assert sorted((key, n) for _, key, n, _, _ in steps) == sorted(
+        (k, n) for n in range(PER_KEY) for k in range(KEYS))
+
+
+def test_inputs_of_one_key_run_one_after_another_in_order(ordered_run):
+    by_key = collections.defaultdict(list)
+    for _, key, n, previous, _ in (r for r in ordered_run if r[0] == "step"):
+        by_key[key].append((n, previous))
+    for key, seen in by_key.items():
+        assert seen == [(n, n - 1) for n in range(PER_KEY)], key
+
+
+def test_calls_in_flight_reach_but_never_exceed_the_capacity(ordered_run):
+    running = [r[4] for r in ordered_run if r[0] == "step"]
+    assert max(running) == CAPACITY
+
+
+def test_sensory_memory_lives_for_one_input_and_short_term_memory_for_the_key(ordered_run):
+    sensory = [r for r in ordered_run if r[0] == "sensory"]
+    assert len(sensory) == KEYS * PER_KEY
+    assert all(n == seen == last for _, _, n, seen, last in sensory)
+
+
+def bad_job(flink_env, what, **options):
+    inputs = [("good-1", 0, "ok"), ("bad", 0, "ok"), ("good-2", 0, "ok"), ("bad", 1, what),
+              ("good-1", 1, "ok"), ("bad", 2, "ok"), ("good-2", 1, "ok")]
+    options.setdefault(AgentsOptions.ASYNC_TIMEOUT_MS.key, 300)
+    return run(flink_env, BadInputAgent(), inputs,
+               Types.TUPLE([Types.STRING(), Types.INT(), Types.STRING()]),
+               {"restart-strategy.type": "none"}, **options)
+
+
+@pytest.mark.parametrize("what, cause", [
+    ("raise", "ValueError: this input is malformed"),
+    ("unknown-event", "no action listens to Unheard"),
+    ("missing-resource", "no resource named 'no_such_model'"),
+    ("unserializable", "cannot be recorded in Flink state"),
+    ("failing-call", "DurableCallError: durable call broken_call failed: ConnectionError"),
+    ("timeout", "DurableCallTimeoutError: durable call sleep_then did not finish within 0.3 s"),
+])
+def test_a_failing_action_fails_the_job_with_an_error_naming_the_action_and_key(
+        flink_env, what, cause):
+    with pytest.raises(Py4JJavaError) as failure:
+        bad_job(flink_env, what)
+    message = str(failure.value)
+    assert "action 'handle' of agent BadInputAgent failed for key 'bad' (input #1" in message
+    assert cause in message
+
+
+def test_an_ignored_failure_discards_the_action_writes_and_touches_no_other_key(flink_env):
+    results = bad_job(flink_env, "failing-call",
+                      **{AgentsOptions.ERROR_HANDLING.key: "ignore"})
+    assert sorted(results) == [("bad", 0, 1), ("bad", 2, 2), ("good-1", 0, 1),
+                               ("good-1", 1, 2), ("good-2", 0, 1), ("good-2", 1, 2)]
