@@ -186,6 +186,8 @@ class BadInputAgent(Agent):
             await ctx.durable_execute_async(threading.Lock)
         if what == "failing-call":
             await ctx.durable_execute_async(broken_call)
+        if what == "mailbox-misuse":
+            await ctx.durable_execute_async(lambda: ctx.short_term_memory.get("count"))
         if what == "timeout":
             await ctx.durable_execute_async(sleep_then, 2.0, None)
         await ctx.durable_execute_async(sleep_then, 0.01, None)

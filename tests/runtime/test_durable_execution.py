@@ -4,11 +4,11 @@ sensory memory, and what a failing action does."""
 import collections
 
 import pytest
-from pyflink.common import Types
 from py4j.protocol import Py4JJavaError
-from runtime.agents_for_tests import BadInputAgent, OrderAgent
+from pyflink.common import Types
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
+from runtime.agents_for_tests import BadInputAgent, OrderAgent
 
 pytestmark = pytest.mark.cluster
 
@@ -74,6 +74,8 @@ def bad_job(flink_env, what, **options):
     ("missing-resource", "no resource named 'no_such_model'"),
     ("unserializable", "cannot be recorded in Flink state"),
     ("failing-call", "DurableCallError: durable call broken_call failed: ConnectionError"),
+    ("mailbox-misuse", "ctx.short_term_memory of action 'handle' (key 'bad') was used off the "
+                       "mailbox thread"),
     ("timeout", "DurableCallTimeoutError: durable call sleep_then did not finish within 0.3 s"),
 ])
 def test_a_failing_action_fails_the_job_with_an_error_naming_the_action_and_key(
@@ -90,3 +92,11 @@ def test_an_ignored_failure_discards_the_action_writes_and_touches_no_other_key(
                       **{AgentsOptions.ERROR_HANDLING.key: "ignore"})
     assert sorted(results) == [("bad", 0, 1), ("bad", 2, 2), ("good-1", 0, 1),
                                ("good-1", 1, 2), ("good-2", 0, 1), ("good-2", 1, 2)]
+
+
+def test_process_mode_runs_the_same_agent_in_order(flink_env):
+    inputs = [(k, n) for n in range(5) for k in range(4)]
+    results = run(flink_env, OrderAgent(), inputs, Types.TUPLE([Types.INT(), Types.INT()]),
+                  {"python.execution-mode": "process"})
+    steps = sorted((key, n, previous) for kind, key, n, previous, _ in results if kind == "step")
+    assert steps == sorted((k, n, n - 1) for n in range(5) for k in range(4))
