@@ -10,9 +10,9 @@ import os
 import pytest
 from pyflink.common import Types, WatermarkStrategy
 from pyflink.datastream.connectors.number_seq import NumberSequenceSource
-from runtime.agents_for_tests import CountingAgent
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment
+from runtime.agents_for_tests import CountingAgent
 
 KEYS = 6
 INPUTS = 600

@@ -4,11 +4,11 @@ operator runs other keys' actions; every item stays on its own key."""
 import collections
 
 import pytest
-from runtime.agents_for_tests import IN_MEMORY_QDRANT, NotesAgent
 from pyflink.common import Types
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from runtime.agents_for_tests import IN_MEMORY_QDRANT, NotesAgent
 
 KEYS = [f"customer-{i}" for i in range(16)]
 NOTES_PER_KEY = 4
