@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             reply = json.loads(line)
             per_customer[reply["customer"]] = reply["seq"]
             recalled_total += len(reply["recalled"])
-            print(f"[{reply['customer']:>5} #{reply['seq']}] {reply['text']}")
+            print(f"[{reply['customer']:>5}] #{reply['seq']} {reply['text']}")
             for memory in reply["recalled"]:
                 print(f"        recalled: {memory}")
     elapsed = time.monotonic() - started
