@@ -22,6 +22,7 @@ gateway object bound in the interpreter's globals.
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 import traceback
 from collections.abc import Callable, Mapping
@@ -55,6 +56,13 @@ _KINDS: tuple[tuple[type[BaseException], str], ...] = (
     (KeyError, "value"),
 )
 ERROR_KINDS = frozenset(kind for _, kind in _KINDS) | {"other"}
+
+# Pemja sets the root logger to DEBUG (Java's logging config filters what it forwards).
+# sentence-transformers reads an effective INFO/DEBUG level as "show progress bars" and
+# would draw a tqdm bar on stderr for every embedding; keep its own level at WARNING
+# unless someone set one.
+if logging.getLogger("sentence_transformers").level == logging.NOTSET:
+    logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
 
 _gateways: dict[str, JavaLongTermMemoryGateway] = {}
 _gateways_lock = threading.Lock()

@@ -77,6 +77,25 @@ public final class PythonRuntime {
     }
 
     /**
+     * Calls {@code module.function(args)} in the calling thread's interpreter (through {@code
+     * invokeMethod} on the imported module) and returns the converted result.
+     */
+    public Object call(String module, String function, Object... args) {
+        ThreadInterpreter interpreter = current();
+        String alias = "_module_" + module.replaceAll("[^A-Za-z0-9_]", "_");
+        if (interpreter.bound.add(alias)) {
+            try {
+                interpreter.interpreter.exec("import " + module + " as " + alias);
+            } catch (Exception e) { // pemja.core.PythonException is checked but thrown undeclared
+                interpreter.bound.remove(alias);
+                throw new IllegalStateException(
+                        "could not import " + module + ": " + e.getMessage(), e);
+            }
+        }
+        return interpreter.invokeMethod(alias, function, args);
+    }
+
+    /**
      * Closes the calling thread's interpreter, if it has one. Call it on threads that end (the
      * worker threads of {@link #threadFactory}, an operator's {@code close}).
      */
@@ -126,9 +145,10 @@ public final class PythonRuntime {
                 try {
                     interpreter.exec(
                             variable + " = " + GATEWAY_MODULE + ".gateway('" + handle + "')");
-                } catch (RuntimeException e) {
+                } catch (Exception e) { // pemja.core.PythonException, thrown undeclared
                     bound.remove(variable);
-                    throw e;
+                    throw new IllegalStateException(
+                            "no Python long-term memory '" + handle + "': " + e.getMessage(), e);
                 }
             }
         }

@@ -58,10 +58,7 @@ public final class TestLtm {
 
     /** Calls a function of a Python module from the calling thread's interpreter. */
     public static Object python(String module, String function, Object... args) {
-        PythonRuntime.ThreadInterpreter interpreter = runtime().current();
-        String alias = "_test_" + module.replace('.', '_');
-        interpreter.interpreter.exec("import " + module + " as " + alias);
-        return interpreter.invokeMethod(alias, function, args);
+        return runtime().call(module, function, args);
     }
 
     private static void deleteOldRuns() {
