@@ -22,10 +22,13 @@ install: $(STAMP)  ## create .venv and install the package with its dev tools
 demo: $(STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
 	$(PY) -m flink_agents_ltm.examples.customer_memory
 
-test: test-python  ## install, then run every test (Python, and Java when java-bridge exists)
+test: test-python test-java  ## install, then run every test (Python, and Java when java-bridge exists)
 
 test-python: $(STAMP)
 	$(PY) -m pytest
+
+test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
+	cd java-bridge && mvn -o -B package
 
 bench: $(STAMP)  ## print the benchmarks (plugin overhead against raw Mem0)
 	$(PY) -m bench.ltm_overhead

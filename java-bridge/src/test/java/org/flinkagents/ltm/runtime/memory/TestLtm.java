@@ -23,6 +23,10 @@ public final class TestLtm {
     private static final String RUN = UUID.randomUUID().toString().substring(0, 8);
     private static PythonLongTermMemory anchor;
 
+    static {
+        deleteOldRuns(); // before any test of this JVM creates its folders
+    }
+
     private TestLtm() {}
 
     public static PythonRuntime runtime() {
@@ -43,7 +47,6 @@ public final class TestLtm {
     /** A Java wrapper on the shared Python memory; the calling thread is its mailbox thread. */
     public static synchronized PythonLongTermMemory open() {
         if (anchor == null) {
-            deleteOldRuns();
             // Never closed: keeps the Mem0 client (and its loaded model) for the whole JVM.
             anchor = PythonLongTermMemory.open(runtime(), JOB_ID, config(), () -> {});
         }
@@ -67,7 +70,7 @@ public final class TestLtm {
             return;
         }
         try (Stream<Path> runs = Files.list(home)) {
-            runs.filter(p -> p.getFileName().toString().startsWith("run-"))
+            runs.filter(p -> p.getFileName().toString().matches("(run|job)-.*"))
                     .forEach(TestLtm::deleteTree);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
