@@ -22,7 +22,7 @@ install: $(STAMP)  ## create .venv and install the package with its dev tools
 demo: $(STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
 	$(PY) -m flink_agents_ltm.examples.customer_memory
 
-test: test-python test-java  ## install, then run every test (Python, and Java when java-bridge exists)
+test: test-python test-java  ## install, then run every test (pytest, then the Java bridge's JUnit)
 
 test-python: $(STAMP)
 	$(PY) -m pytest
@@ -30,8 +30,9 @@ test-python: $(STAMP)
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
 
-bench: $(STAMP)  ## print the benchmarks (plugin overhead against raw Mem0)
+bench: $(STAMP)  ## print the benchmarks (plugin against raw Mem0, Java against Python)
 	$(PY) -m bench.ltm_overhead
+	$(PY) -m bench.java_bridge_overhead
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench

@@ -52,11 +52,12 @@ class LocalMiniLmEmbedding(EmbeddingBase):
 
     def embed(self, text, memory_action=None):
         with _encode_lock:
-            vector = self._model.encode(text, convert_to_numpy=True, normalize_embeddings=True)
+            vector = self._model.encode(text, convert_to_numpy=True, normalize_embeddings=True,
+                                        show_progress_bar=False)
         return vector.tolist()
 
     def embed_batch(self, texts, memory_action="add"):
         with _encode_lock:
             vectors = self._model.encode(list(texts), convert_to_numpy=True,
-                                         normalize_embeddings=True)
+                                         normalize_embeddings=True, show_progress_bar=False)
         return vectors.tolist()
