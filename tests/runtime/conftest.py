@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 _scratch = tempfile.mkdtemp(prefix="flink-agents-ltm-flink-")
 for sub in ("py", "jvm", "log"):
     os.makedirs(os.path.join(_scratch, sub))
-os.environ["TMPDIR"] = os.path.join(_scratch, "py")
+os.environ.setdefault("TMPDIR", os.path.join(_scratch, "py"))
 os.environ.setdefault("JVM_ARGS", f"-Djava.io.tmpdir={os.path.join(_scratch, 'jvm')}")
 os.environ.setdefault("FLINK_LOG_DIR", os.path.join(_scratch, "log"))
 tempfile.tempdir = None  # re-read TMPDIR

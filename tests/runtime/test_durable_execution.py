@@ -2,6 +2,7 @@
 sensory memory, and what a failing action does."""
 
 import collections
+import os
 
 import pytest
 from py4j.protocol import Py4JJavaError
@@ -96,7 +97,12 @@ def test_an_ignored_failure_discards_the_action_writes_and_touches_no_other_key(
 
 def test_process_mode_runs_the_same_agent_in_order(flink_env):
     inputs = [(k, n) for n in range(5) for k in range(4)]
-    results = run(flink_env, OrderAgent(), inputs, Types.TUPLE([Types.INT(), Types.INT()]),
-                  {"python.execution-mode": "process"})
+    environment = dict(os.environ)
+    try:
+        results = run(flink_env, OrderAgent(), inputs, Types.TUPLE([Types.INT(), Types.INT()]),
+                      {"python.execution-mode": "process"})
+    finally:  # the loopback worker marks this process as a UDF worker; later jobs must not see it
+        os.environ.clear()
+        os.environ.update(environment)
     steps = sorted((key, n, previous) for kind, key, n, previous, _ in results if kind == "step")
     assert steps == sorted((k, n, n - 1) for n in range(5) for k in range(4))
