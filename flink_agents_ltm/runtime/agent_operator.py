@@ -97,6 +97,7 @@ class _Running:
     event: Event
     step: Step
     observation_id: str
+    suppressed: bool
     sensory: KeyedMemoryStore
     short_term: KeyedMemoryStore
     coroutine: Any = None
@@ -264,14 +265,10 @@ class AgentOperator(KeyedProcessFunction):
             self._start_step(run, event, action, outputs)
 
     def _start_step(self, run: _Run, event: Event, action: Action, outputs: list) -> None:
-        observation_id = f"{run.key}#{run.seq}#{run.step_index}"
-        suppressed = isinstance(event, MemoryEvent)
-        self._context = (run.key, observation_id, suppressed)
-        if self._memory is not None:
-            self._memory.switch_context(run.key, observation_id, suppressed)
         step = Step(run.record.calls)
         running = _Running(
-            action, event, step, observation_id,
+            action, event, step, f"{run.key}#{run.seq}#{run.step_index}",
+            isinstance(event, MemoryEvent),
             KeyedMemoryStore(self._sensory_state, self._check, "sensory memory"),
             KeyedMemoryStore(self._short_term_state, self._check, "short-term memory"))
         ctx = RunnerContextImpl(
@@ -281,6 +278,7 @@ class AgentOperator(KeyedProcessFunction):
             listened=lambda e: any(isinstance(e, a.listens_to) for a in self._actions),
             on_record=lambda: self._record.update(run.record))
         run.running = running
+        self._enter(run.key, running)
         try:
             result = action.function(event, ctx)
         except Exception as error:
@@ -317,6 +315,7 @@ class AgentOperator(KeyedProcessFunction):
                         running.step.record(send)
                         self._record.update(run.record)
             running.future = running.call = None
+        self._enter(run.key, running)  # other keys' actions ran while this one was parked
         while True:
             try:
                 if throw is not None:
@@ -341,6 +340,13 @@ class AgentOperator(KeyedProcessFunction):
             running.future = self._pool.submit(request)
             running.deadline = time.monotonic() + self._timeout_s
             return  # the caller loops back here: parks unless the call is already done
+
+    def _enter(self, key, running: _Running) -> None:
+        """Make ``running`` the action in scope of the long-term memory, before it starts
+        and each time it resumes: a set it obtains is bound to its own key."""
+        self._context = (key, running.observation_id, running.suppressed)
+        if self._memory is not None:
+            self._memory.switch_context(*self._context)
 
     def _complete_step(self, run: _Run, outputs: list) -> None:
         running = run.running

@@ -51,6 +51,23 @@ class NotesAgent(Agent):
                                     event.observation.op.value)))
 
 
+def pause():
+    time.sleep(random.uniform(0, 0.03))
+
+
+class LateNotesAgent(NotesAgent):
+    """Obtains its memory set only after an await, when the operator has switched the
+    long-term memory to other keys in the meantime."""
+
+    @action(InputEvent)
+    async def take_note(event, ctx):
+        key, n = event.input
+        await ctx.durable_execute_async(pause)
+        notes = ctx.long_term_memory.get_memory_set("notes")
+        notes.add(f"note {n} of {key}")
+        ctx.send_event(OutputEvent(("read", key, n, sorted(i.value for i in notes.get()))))
+
+
 class SharedCurrentKeyMemory(Mem0LongTermMemory):
     """The bug of the seeds: item operations read the operator's current key."""
 

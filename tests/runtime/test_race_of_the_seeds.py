@@ -8,7 +8,7 @@ from pyflink.common import Types
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
-from runtime.agents_for_tests import IN_MEMORY_QDRANT, NotesAgent
+from runtime.agents_for_tests import IN_MEMORY_QDRANT, LateNotesAgent, NotesAgent
 
 KEYS = [f"customer-{i}" for i in range(16)]
 NOTES_PER_KEY = 4
@@ -16,7 +16,7 @@ NOTES_PER_KEY = 4
 pytestmark = pytest.mark.cluster
 
 
-def run_notes_job(flink_env, memory_factory=None):
+def run_notes_job(flink_env, memory_factory=None, agent=NotesAgent):
     env = flink_env()
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     config = agents_env.get_config()
@@ -27,7 +27,7 @@ def run_notes_job(flink_env, memory_factory=None):
         config.set(AgentsOptions.LONG_TERM_MEMORY_FACTORY, memory_factory)
     inputs = [(key, n) for n in range(NOTES_PER_KEY) for key in KEYS]
     stream = env.from_collection(inputs, type_info=Types.TUPLE([Types.STRING(), Types.INT()]))
-    out = agents_env.from_datastream(stream, key_selector=lambda r: r[0]).apply(NotesAgent())
+    out = agents_env.from_datastream(stream, key_selector=lambda r: r[0]).apply(agent())
     return list(out.to_datastream().execute_and_collect())
 
 
@@ -39,6 +39,11 @@ def scoped_run(flink_env):
 @pytest.fixture(scope="module")
 def shared_key_run(flink_env):
     return run_notes_job(flink_env, "runtime.agents_for_tests:shared_current_key_memory")
+
+
+@pytest.fixture(scope="module")
+def late_set_run(flink_env):
+    return run_notes_job(flink_env, agent=LateNotesAgent)
 
 
 def foreign_reads(results):
@@ -64,3 +69,9 @@ def test_each_write_raises_one_memory_event_for_its_own_key_and_no_cascade(scope
     assert collections.Counter((key, op) for _, key, _, op in observed) == {
         (key, "add"): NOTES_PER_KEY for key in KEYS}
     assert all(owner == key for _, key, owner, _ in observed)
+
+
+def test_a_set_obtained_after_an_await_is_bound_to_the_key_of_its_action(late_set_run):
+    reads = [r for r in late_set_run if r[0] == "read"]
+    assert len(reads) == len(KEYS) * NOTES_PER_KEY
+    assert foreign_reads(late_set_run) == []
