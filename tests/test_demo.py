@@ -32,3 +32,4 @@ def test_the_demo_recalls_only_each_customers_own_messages(tmp_path):
     for name, memories in recalled.items():
         assert set(memories) <= said[name], f"{name} recalled another customer's message"
     assert "16 messages remembered for 4 customers" in result.stdout
+    assert " 0 of them from another customer" in result.stdout
