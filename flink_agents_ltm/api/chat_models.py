@@ -1,0 +1,118 @@
+"""Chat and embedding models as resources an agent declares.
+
+.. code-block:: python
+
+    class MyAgent(Agent):
+        @chat_model_setup
+        def assistant():
+            return ResourceDescriptor(OllamaChatModelSetup, model="qwen3:8b")
+
+        @action(InputEvent)
+        async def answer(event, ctx):
+            reply = await ctx.chat([ChatMessage("user", event.input)], model="assistant",
+                                   tools=[lookup_order])
+            ctx.send_event(OutputEvent(reply.content))
+
+A model object is built once per process and shared by every operator subtask
+and worker thread in it, so implementations must be thread-safe (the HTTP
+clients in ``integrations`` open one connection per call).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from flink_agents_ltm.api.tools import Tool, ToolCallError, ToolContext, tool
+
+__all__ = [
+    "BaseChatModelSetup",
+    "BaseEmbeddingModelSetup",
+    "ChatMessage",
+    "ChatTurnsExceededError",
+    "MessageRole",
+    "ModelProviderError",
+    "Tool",
+    "ToolCall",
+    "ToolCallError",
+    "ToolContext",
+    "tool",
+]
+
+
+class MessageRole(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A model's request to call tool ``name``; ``id`` pairs it with its result
+    (providers that have no ids get a generated one)."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One message of a conversation. A tool result names the call it answers
+    in ``tool_call_id`` (and the tool in ``name``)."""
+
+    role: MessageRole | str
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = field(default=())
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def __post_init__(self):
+        try:
+            object.__setattr__(self, "role", MessageRole(self.role))
+        except ValueError:
+            raise ValueError(f"unknown message role {self.role!r}; one of "
+                             f"{', '.join(r.value for r in MessageRole)}") from None
+        if not isinstance(self.content, str):
+            raise TypeError(f"message content must be str, got {type(self.content).__name__}")
+        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+
+
+class ModelProviderError(RuntimeError):
+    """A model provider failed or answered something unusable; the message names the
+    provider, the URL and the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, provider: str, url: str, status: int | None = None):
+        super().__init__(message)
+        self.provider = provider
+        self.url = url
+        self.status = status
+
+
+class ChatTurnsExceededError(RuntimeError):
+    """``ctx.chat`` reached ``max_turns`` model calls and the model still asked for tools."""
+
+
+class BaseChatModelSetup(ABC):
+    """A chat model: one call, one answer. ``ctx.chat`` runs the tool loop around it."""
+
+    @abstractmethod
+    def chat(self, messages: Sequence[ChatMessage], tools: Sequence[Tool] | None = None, *,
+             json_mode: bool = False) -> ChatMessage:
+        """The assistant's answer to ``messages``: text, or ``tool_calls`` naming some of
+        ``tools``. ``json_mode`` asks the provider for a JSON object as content."""
+
+
+class BaseEmbeddingModelSetup(ABC):
+    """An embedding model. ``dimensions`` is the vector length when known up front
+    (a vector store needs it); ``None`` lets users of the model probe it once."""
+
+    dimensions: int | None = None
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order."""

@@ -1,0 +1,1 @@
+"""Chat model clients over HTTP: OpenAI-compatible servers and Ollama."""

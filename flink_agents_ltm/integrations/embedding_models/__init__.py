@@ -1,0 +1,1 @@
+"""Embedding model clients over HTTP: OpenAI-compatible servers and Ollama."""
