@@ -1,0 +1,97 @@
+"""The memory scope of one ``ctx.chat`` call: reads through to the caller, writes stay here.
+
+Why: the chat's child steps (model calls, tool calls) complete while the
+calling action is still running. If they shared the caller's cache and
+persisted it, a caller write not yet meant to be durable (a counter increment)
+would reach keyed state early; a checkpoint taken while the caller then waits,
+and a replay after recovery, would apply it twice.
+
+So the scope keeps a local cache over the caller's store (the *parent*):
+
+* the first read of a parent entry deep-copies it into the local cache; the
+  parent's pending (unpersisted) writes are visible, nothing of the parent is
+  flushed or changed;
+* writes and removals are local; :meth:`persist` (a child completed) keeps
+  them local, so later children of the same chat see them and the caller never
+  does;
+* :meth:`clear` hides the whole parent view; later local writes still count;
+* a failing parent read or copy propagates: there is no fallback to sharing.
+
+Same interface as :class:`~flink_agents_ltm.runtime.keyed_memory.KeyedMemoryStore`,
+so a ``KeyedMemoryObject`` works over either. Mailbox thread only, like the
+parent (whose reads run the mailbox check).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
+
+
+class ReadThroughMemoryStore:
+    def __init__(self, parent: KeyedMemoryStore):
+        self._parent = parent
+        self._what = f"{parent._what} (chat scope)"
+        self._local: dict[str, Any] = {}
+        self._hidden: set[str] = set()  # removed here: the parent's value is not seen
+        self._cleared = False
+        self._view = _View(self)
+
+    def entries(self) -> Mapping[str, Any]:
+        """The merged view: local entries over the parent's (copied on first read)."""
+        return self._view
+
+    def put(self, path: str, payload: Any) -> None:
+        self._local[path] = payload
+        self._hidden.discard(path)
+
+    def remove(self, path: str) -> None:
+        self._local.pop(path, None)
+        self._hidden.add(path)
+
+    def clear(self) -> None:
+        """Forget local entries and stop seeing the parent's."""
+        self._local.clear()
+        self._hidden.clear()
+        self._cleared = True
+
+    def persist(self) -> None:
+        """A child step completed: its writes stay in this scope, the parent is untouched."""
+
+    def _parent_entries(self) -> Mapping[str, Any]:
+        return {} if self._cleared else self._parent.entries()
+
+    def _read(self, path: str) -> Any:
+        if path in self._local:
+            return self._local[path]
+        if path in self._hidden:
+            raise KeyError(path)
+        value = self._parent_entries()[path]
+        copied = copy.deepcopy(value)
+        self._local[path] = copied
+        return copied
+
+
+class _View(Mapping):
+    def __init__(self, store: ReadThroughMemoryStore):
+        self._store = store
+
+    def __getitem__(self, path: str) -> Any:
+        return self._store._read(path)
+
+    def __contains__(self, path: object) -> bool:
+        store = self._store
+        return path in store._local or (
+            path not in store._hidden and path in store._parent_entries())
+
+    def __iter__(self) -> Iterator[str]:
+        store = self._store
+        yield from list(store._local)
+        yield from [p for p in store._parent_entries()
+                    if p not in store._local and p not in store._hidden]
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
