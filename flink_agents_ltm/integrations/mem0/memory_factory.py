@@ -5,7 +5,8 @@ one client (in this process or any other), so every operator subtask of a job
 that runs in this process must share one ``Memory``: :func:`acquire_memory`
 hands out reference-counted shares and closes the client with the last one.
 A second *process* on the same embedded folder gets :class:`EmbeddedStoreInUseError`
-instead of a corrupted store.
+instead of a corrupted store. A server store (``pgvector``, see ``pgvector_store``)
+is shared by any number of processes and TaskManagers.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.integrations.mem0 import pgvector_store
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
 
@@ -167,6 +169,14 @@ def _build(spec: StoreSpec) -> Memory:
                 "own base dir, or use a server store such as pgvector for several TaskManagers."
             ) from None
         raise
+    except Exception as error:
+        if store["provider"] == "pgvector" and type(error).__name__ == "OperationalError":
+            where = store["config"]
+            target = ("its connection_string" if where.get("connection_string") else
+                      f"{where.get('host')}:{where.get('port')}/{where.get('dbname', 'postgres')}")
+            raise ConnectionError(f"cannot connect to the pgvector store at {target}: "
+                                  f"{str(error).strip()}") from error
+        raise
     if not isinstance(spec.embedder, str):
         memory.embedding_model = spec.embedder
     if spec.llm is not None:
@@ -179,6 +189,13 @@ def _build(spec: StoreSpec) -> Memory:
 
 
 def _check_collection_dimensions(memory: Memory, store: Mapping[str, Any], dims: int) -> None:
+    if store["provider"] == "pgvector":
+        try:
+            pgvector_store.prepare(memory.vector_store, dims)
+        except Exception:
+            _close(memory)
+            raise
+        return
     if store["provider"] != "qdrant":
         return
     vs = memory.vector_store
@@ -193,6 +210,9 @@ def _check_collection_dimensions(memory: Memory, store: Mapping[str, Any], dims:
 
 def _close(memory: Memory) -> None:
     memory.close()
+    if type(getattr(memory.vector_store, "inner", memory.vector_store)).__name__ == "PGVector":
+        pgvector_store.close(memory.vector_store)
+        return
     client = getattr(memory.vector_store, "client", None)
     if client is not None and hasattr(client, "close"):
         client.close()
