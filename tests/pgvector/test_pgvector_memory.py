@@ -30,7 +30,7 @@ def test_from_config_with_pgvector_scopes_add_search_get_delete_per_key(pgvector
     ltm = Mem0LongTermMemory.from_config(
         "pg-job", {LongTermMemoryOptions.VECTOR_STORE.key: pgvector_store})
     try:
-        assert isinstance(ltm.memory.vector_store, SerializedVectorStore)  # its pool raises when full
+        assert isinstance(ltm.memory.vector_store, SerializedVectorStore)  # pool raises when full
         ltm.switch_context("alice", "obs-a", False)
         alice = ltm.get_memory_set("prefs")
         [tea] = alice.add("alice drinks green tea")
