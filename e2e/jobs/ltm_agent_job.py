@@ -1,0 +1,67 @@
+"""An agent job for the standalone cluster: keys' notes in long-term memory.
+
+    scripts/flink-cluster run -py e2e/jobs/ltm_agent_job.py -pyfs e2e/jobs -- \\
+        --job-id my-job --keys 8 --notes 4 [--vector-store '<json>'] [--base-dir DIR]
+
+Prints one ``RESULT {json}`` line per input (key, n, id, the key's notes as read back,
+the PID of the Python worker that ran the action).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from pyflink.common import Configuration, Types
+from pyflink.datastream import StreamExecutionEnvironment
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from ltm_agents import NoteTakingAgent  # noqa: E402
+
+from flink_agents_ltm.api.execution_environment import (  # noqa: E402
+    AgentsExecutionEnvironment,
+    AgentsOptions,
+)
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--job-id", required=True)
+    parser.add_argument("--keys", type=int, default=8)
+    parser.add_argument("--notes", type=int, default=4)
+    parser.add_argument("--hold-ms", type=int, default=100)
+    parser.add_argument("--mode", default="process", choices=["process", "thread"])
+    parser.add_argument("--parallelism", type=int, default=2)
+    parser.add_argument("--vector-store", help="LongTermMemoryOptions.VECTOR_STORE as JSON")
+    parser.add_argument("--base-dir", help="LongTermMemoryOptions.BASE_DIR")
+    args = parser.parse_args()
+
+    config = Configuration()
+    config.set_string("python.execution-mode", args.mode)
+    config.set_string("restart-strategy.type", "none")  # a failure fails the job, once
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(args.parallelism)
+
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
+    agents = agents_env.get_config()
+    agents.set(AgentsOptions.JOB_ID, args.job_id)
+    if args.vector_store:
+        agents.set(LongTermMemoryOptions.VECTOR_STORE, json.loads(args.vector_store))
+    if args.base_dir:
+        agents.set(LongTermMemoryOptions.BASE_DIR, args.base_dir)
+
+    hold_s = args.hold_ms / 1000
+    inputs = [json.dumps([f"key-{k:02d}", n, hold_s])
+              for n in range(args.notes) for k in range(args.keys)]
+    stream = env.from_collection(inputs, type_info=Types.STRING())
+    results = (agents_env.from_datastream(stream, key_selector=lambda r: json.loads(r)[0])
+               .apply(NoteTakingAgent()).to_datastream())
+    with results.execute_and_collect(f"ltm-agent-{args.job_id}") as lines:
+        for line in lines:
+            print("RESULT " + line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

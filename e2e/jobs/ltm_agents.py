@@ -1,0 +1,28 @@
+"""The agent the e2e job runs (a module of its own: workers import it by name; the job
+ships this folder with `flink run -pyfs`)."""
+
+import json
+import os
+import time
+
+from flink_agents_ltm.api.agent import Agent, action
+from flink_agents_ltm.api.events import InputEvent, OutputEvent
+
+
+def write_then_read(notes, key, n, hold_s):
+    """On a worker thread of the operator's pool, bound to the key that obtained the set."""
+    [note_id] = notes.add(f"{key} note {n}")
+    time.sleep(hold_s)  # keeps calls of several keys in flight at once
+    return note_id, sorted(item.value for item in notes.get(limit=1000))
+
+
+class NoteTakingAgent(Agent):
+    """Remembers each input in its key's long-term memory and reports what the key holds."""
+
+    @action(InputEvent)
+    async def take_note(event, ctx):
+        key, n, hold_s = json.loads(event.input)
+        notes = ctx.long_term_memory.get_memory_set("notes")
+        note_id, seen = await ctx.durable_execute_async(write_then_read, notes, key, n, hold_s)
+        ctx.send_event(OutputEvent(json.dumps({
+            "key": key, "n": n, "id": note_id, "seen": seen, "pid": os.getpid()})))

@@ -1,0 +1,126 @@
+"""Agent jobs on a real standalone Flink cluster (started by scripts/flink-cluster) whose
+two task slots run two Python worker processes, with long-term memory in a real pgvector
+server (started by scripts/pgvector-server) or in the embedded store."""
+
+import json
+import subprocess
+import time
+import uuid
+from collections import defaultdict
+
+import psycopg2
+import pytest
+
+from tests.pgvector.server import ROOT
+
+JOB = str(ROOT / "e2e" / "jobs" / "ltm_agent_job.py")
+JOB_FOLDER = str(ROOT / "e2e" / "jobs")
+JAR = ROOT / "java-bridge" / "target" / "flink-agents-ltm-java-bridge-0.1.0-SNAPSHOT.jar"
+SITE_PACKAGES = next((ROOT / ".venv" / "lib").glob("python3*/site-packages"))
+KEYS, NOTES = 8, 3
+
+pytestmark = pytest.mark.cluster
+
+
+def results_of(client: subprocess.CompletedProcess) -> list[dict]:
+    return [json.loads(line[len("RESULT "):]) for line in client.stdout.splitlines()
+            if line.startswith("RESULT ")]
+
+
+def rows_in_postgres(store: dict) -> dict[str, dict]:
+    """id -> payload of every row of the store's table, read with plain SQL."""
+    cfg = store["config"]
+    conn = psycopg2.connect(host=cfg["host"], port=cfg["port"], dbname=cfg["dbname"],
+                            user=cfg["user"], password=cfg["password"])
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f'SELECT id::text, payload FROM "{cfg["collection_name"]}"')
+            return dict(cur.fetchall())
+    finally:
+        conn.close()
+
+
+def test_two_python_workers_share_pgvector_and_every_key_reads_only_its_own_notes(
+        cluster, scratch):
+    store = json.loads(json.dumps(cluster.vector_store))
+    store["config"]["collection_name"] = f"e2e_{uuid.uuid4().hex[:10]}"
+    client = cluster.run("-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", "e2e-shared",
+                         "--keys", str(KEYS), "--notes", str(NOTES), "--mode", "process",
+                         "--parallelism", "2", "--vector-store", json.dumps(store),
+                         "--base-dir", str(scratch))
+    assert client.returncode == 0, client.stdout[-3000:] + client.stderr[-3000:]
+    assert "EmbeddedStoreInUseError" not in client.stdout + client.stderr
+    results = results_of(client)
+    assert len(results) == KEYS * NOTES
+    assert len({r["pid"] for r in results}) == 2  # two Python worker processes, one store
+    for r in results:  # inputs of a key run in order: note n sees exactly notes 0..n
+        assert r["seen"] == [f"{r['key']} note {i}" for i in range(r["n"] + 1)], r
+
+    rows = rows_in_postgres(store)
+    assert set(rows) == {r["id"] for r in results}
+    by_key = defaultdict(list)
+    for payload in rows.values():
+        assert payload["user_id"] == "e2e-shared" and payload["run_id"] == "notes"
+        assert payload["data"].startswith(payload["agent_id"] + " "), payload
+        by_key[payload["agent_id"]].append(payload["data"])
+    assert {k: sorted(v) for k, v in by_key.items()} == {
+        f"key-{k:02d}": [f"key-{k:02d} note {n}" for n in range(NOTES)] for k in range(KEYS)}
+
+
+def test_the_embedded_store_in_two_python_workers_fails_the_job_with_a_clear_message(
+        cluster, scratch):
+    client = cluster.run("-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", "e2e-embedded",
+                         "--keys", str(KEYS), "--notes", str(NOTES), "--mode", "process",
+                         "--parallelism", "2", "--hold-ms", "300", "--base-dir", str(scratch))
+    output = client.stdout + client.stderr
+    assert client.returncode != 0
+    assert (f"EmbeddedStoreInUseError: the embedded vector store in {scratch}/e2e-embedded/"
+            "qdrant is already open in another process") in output
+    assert "use a server store such as pgvector for several TaskManagers" in output
+
+    # ... and the store the first worker wrote is intact: it opens, each row is its key's
+    from flink_agents_ltm.integrations.mem0.memory_factory import (
+        EmbeddedStoreInUseError,
+        StoreSpec,
+        acquire_memory,
+    )
+
+    deadline = time.monotonic() + 30
+    while True:  # the failed job's workers may take a moment to exit and unlock
+        try:
+            memory, release = acquire_memory(StoreSpec("e2e-embedded", base_dir=scratch))
+            break
+        except EmbeddedStoreInUseError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    try:
+        rows = memory.get_all(filters={"user_id": "e2e-embedded"}, top_k=1000)["results"]
+        assert all(row["memory"].startswith(row["agent_id"] + " ") for row in rows), rows
+    finally:
+        release()
+
+
+def test_the_java_agent_job_runs_on_the_same_cluster(cluster, scratch):
+    if not JAR.exists():
+        subprocess.run(["mvn", "-o", "-B", "-q", "package", "-DskipTests"],
+                       cwd=ROOT / "java-bridge", check=True, timeout=600)
+    notes = scratch / "notes.csv"
+    keys = ["ann", "ben", "cho", "dev"]
+    notes.write_text("".join(f"{k},{k} note {n}\n" for n in range(3) for k in keys))
+    client = cluster.run("-c", "org.flinkagents.ltm.job.MemoryAgentJob", str(JAR),
+                         "--python", str(ROOT / ".venv" / "bin" / "python"),
+                         "--pythonpath", f"{SITE_PACKAGES}:{ROOT}",
+                         "--base-dir", str(scratch / "ltm"), "--input", str(notes),
+                         "--parallelism", "2")
+    assert client.returncode == 0, client.stdout[-3000:] + client.stderr[-3000:]
+    lines = [line.split("\t") for line in client.stdout.splitlines()
+             if line.count("\t") == 4]
+    assert len(lines) == 12
+    items = defaultdict(list)
+    for key, note, hits, count, observed in lines:
+        assert note.startswith(key + " ")
+        assert all(hit.startswith(key + " ") for hit in hits[len("hits="):].split("|")), hits
+        items[key].append(int(count[len("items="):]))
+        assert observed == "observed=add,search,get"
+    assert {k: sorted(v) for k, v in items.items()} == {k: [1, 2, 3] for k in keys}
