@@ -39,3 +39,16 @@ lint: $(STAMP)
 
 clean:  ## remove the venv and caches
 	rm -rf $(VENV) .pytest_cache build *.egg-info
+
+.PHONY: cluster-up cluster-down test-e2e
+
+cluster-up: $(STAMP)  ## start pgvector and a standalone Flink cluster on 127.0.0.1 (state in .work/)
+	scripts/pgvector-server start
+	scripts/flink-cluster start
+
+cluster-down:  ## stop the Flink cluster and pgvector started by cluster-up (by their PIDs)
+	-scripts/flink-cluster stop
+	-scripts/pgvector-server stop
+
+test-e2e: $(STAMP)  ## only the e2e tests (they start and stop their own servers)
+	$(PY) -m pytest e2e
