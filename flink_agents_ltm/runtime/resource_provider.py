@@ -13,16 +13,29 @@ from collections.abc import Callable
 from typing import Any
 
 from flink_agents_ltm.api.agent import Agent
-from flink_agents_ltm.api.resources import MissingResourceError, ResourceType
+from flink_agents_ltm.api.resources import (
+    MissingResourceError,
+    ResourceDescriptor,
+    ResourceType,
+)
 
 _built: dict[tuple[str, str, str], Any] = {}
 _lock = threading.Lock()
 
 
 class ResourceProvider:
-    def __init__(self, agent: Agent, mailbox_check: Callable[[], None]):
+    """The agent's declared resources plus ``extra`` ones declared on the environment
+    (``AgentsExecutionEnvironment.add_resource``); a name may be declared once."""
+
+    def __init__(self, agent: Agent, mailbox_check: Callable[[], None],
+                 extra: dict[str, tuple[ResourceType, ResourceDescriptor]] | None = None):
         self._agent_name = type(agent).__qualname__
         self._declared = agent.resources()
+        for name, declared in (extra or {}).items():
+            if name in self._declared:
+                raise ValueError(f"resource '{name}' is declared both on agent "
+                                 f"{self._agent_name} and on the environment; rename one")
+            self._declared[name] = declared
         self._mailbox_check = mailbox_check
 
     def get(self, name: str, resource_type: ResourceType | str | None = None) -> Any:
@@ -40,7 +53,8 @@ class ResourceProvider:
             raise MissingResourceError(
                 f"no {kind} named '{name}' is declared on agent {self._agent_name}; declared: "
                 f"{known or 'none'}. Declare it with @chat_model_setup, "
-                "@embedding_model_setup or @vector_store_setup")
+                "@embedding_model_setup or @vector_store_setup, or with "
+                "agents_env.add_resource(...)")
         _, descriptor = declared
         cache_key = (self._agent_name, name, repr(descriptor))
         with _lock:
@@ -51,3 +65,10 @@ class ResourceProvider:
                     raise RuntimeError(f"building resource '{name}' from {descriptor!r} failed: "
                                        f"{type(error).__name__}: {error}") from error
             return _built[cache_key]
+
+    def for_long_term_memory(self, kind: str, name: str) -> Any:
+        """The resource ``name`` of ``kind`` as Mem0 uses it: our chat and embedding models
+        wrapped as Mem0 providers (any thread: Mem0 is built where LTM is first used)."""
+        from flink_agents_ltm.integrations.mem0.model_providers import as_mem0_provider
+
+        return as_mem0_provider(kind, self.resolve(name, ResourceType(kind)))
