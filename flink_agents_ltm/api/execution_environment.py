@@ -21,6 +21,7 @@ from typing import Any
 from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.configuration import ConfigOption, Configuration
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 
 __all__ = ["AgentBuilder", "AgentsExecutionEnvironment", "AgentsOptions"]
 
@@ -50,6 +51,13 @@ class AgentsOptions:
         "agents.durable-async.poll-interval-ms", int, 5,
         "How often an action parked on a durable call checks for its result (a "
         "processing-time timer of its key).")
+    RETAIN_ACTION_STATE = ConfigOption(
+        "agents.action-state.retained", bool, True,
+        "Keep the results of an action's durable calls (model answers and tool results of "
+        "ctx.chat included) in Flink state as they arrive, so that a replay after recovery "
+        "reuses them: exactly-once calls. Off: only completed actions are kept; the calls "
+        "of an action interrupted by a failure run again (at-least-once), which keeps "
+        "state small. Memory writes are exactly-once either way.")
     SHORT_TERM_MEMORY_TTL_MS = ConfigOption(
         "agents.short-term-memory.ttl-ms", int, None,
         "Time to live of short-term memory entries since their last write (Flink state "
@@ -97,6 +105,7 @@ class AgentsExecutionEnvironment:
     def __init__(self, env: Any):
         self._env = env
         self._config = AgentsConfiguration()
+        self._resources: dict[str, tuple[ResourceType, ResourceDescriptor]] = {}
 
     @staticmethod
     def get_execution_environment(env: Any = None) -> AgentsExecutionEnvironment:
@@ -113,6 +122,24 @@ class AgentsExecutionEnvironment:
 
     def get_config(self) -> Configuration:
         return self._config
+
+    def add_resource(self, name: str, resource_type: ResourceType | str,
+                     descriptor: ResourceDescriptor) -> AgentsExecutionEnvironment:
+        """Declare a resource for the agents of this job, next to the agent's own, e.g.
+        a chat model whose URL is known only when the job is submitted."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"a resource name must be a non-empty str, got {name!r}")
+        if not isinstance(descriptor, ResourceDescriptor):
+            raise TypeError(f"add_resource takes a ResourceDescriptor, got "
+                            f"{type(descriptor).__name__}")
+        if name in self._resources:
+            raise ValueError(f"resource '{name}' is already added to this environment")
+        self._resources[name] = (ResourceType(resource_type), descriptor)
+        return self
+
+    @property
+    def resources(self) -> dict[str, tuple[ResourceType, ResourceDescriptor]]:
+        return dict(self._resources)
 
     def from_datastream(self, stream: Any, key_selector: Callable[[Any], Any]) -> AgentBuilder:
         if not callable(key_selector):
@@ -143,6 +170,11 @@ class AgentBuilder:
         """The agent's outputs (the ``output`` of each ``OutputEvent``), as pickled objects."""
         if self._agent is None:
             raise ValueError("call apply(agent) before to_datastream()")
+        clash = sorted(set(self._agent.resources()) & set(self._agents_env.resources))
+        if clash:
+            raise ValueError(f"resource(s) {clash} are declared both on agent "
+                             f"{type(self._agent).__name__} and on the environment; rename one")
         runtime = importlib.import_module("flink_agents_ltm.runtime.agent_operator")
         return runtime.build_agent_stream(self._agents_env.env, self._stream, self._key_selector,
-                                          self._agent, self._agents_env.get_config())
+                                          self._agent, self._agents_env.get_config(),
+                                          self._agents_env.resources)

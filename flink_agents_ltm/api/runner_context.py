@@ -11,6 +11,8 @@ Threading rules (the operator's processing thread is its *mailbox thread*):
 * ``durable_execute_async(fn, *args)`` runs ``fn`` on a worker. Await it only
   from an ``async def`` action; other awaitables (``asyncio.sleep``, ...) are
   not supported inside actions.
+* ``chat(messages, model=..., tools=[...])`` is awaited like a durable call;
+  call it on the mailbox thread (it resolves the model there).
 
 Sensory memory lives for one input's run; short-term memory lives for the key.
 Both hold any picklable value under dotted paths (``"profile.name"``). Writes
@@ -20,12 +22,16 @@ become durable when the action completes and are dropped if it fails.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from flink_agents_ltm.api.events import Event
 from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
 from flink_agents_ltm.api.resources import ResourceType
+
+if TYPE_CHECKING:
+    from flink_agents_ltm.api.chat_models import ChatMessage
+    from flink_agents_ltm.api.tools import Tool
 
 __all__ = ["MemoryObject", "RunnerContext"]
 
@@ -103,3 +109,18 @@ class RunnerContext(ABC):
     ) -> Awaitable[Any]:
         """Run ``fn`` on the worker pool; await the result. While it runs, the
         operator processes other keys. Recorded like ``durable_execute``."""
+
+    @abstractmethod
+    def chat(
+        self,
+        messages: str | Sequence[ChatMessage],
+        model: str,
+        tools: Sequence[Tool | Callable[..., Any]] = (),
+        max_turns: int = 8,
+    ) -> Awaitable[ChatMessage]:
+        """Let the declared chat model ``model`` answer, calling ``tools`` as it asks (at
+        most ``max_turns`` model calls); await the final answer. Model answers and tool
+        results are durable calls. Tools see this action's memories, including writes
+        not yet persisted, and their own writes stay inside this chat call (see
+        :mod:`flink_agents_ltm.api.tools`). A plain function in ``tools`` is wrapped
+        with ``@tool``."""

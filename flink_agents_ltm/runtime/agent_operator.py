@@ -26,6 +26,11 @@ durable results of the current step) and the memories are written in the same
 mailbox turn as the step completes, so a checkpoint sees whole steps. After a
 restore, the run of the first pending input is replayed: done steps are
 skipped, recorded durable calls return their results without running again.
+Durable results reach Flink state as they arrive only when action state is
+*retained* (``agents.action-state.retained``, the default); otherwise a replay
+runs the interrupted step's calls again. ``ctx.chat`` children never persist
+the caller's memories (read-through scope), so either way a replay repeats no
+memory update.
 """
 
 from __future__ import annotations
@@ -122,9 +127,11 @@ class _Parked(Exception):
 
 
 class AgentOperator(KeyedProcessFunction):
-    def __init__(self, agent: Agent, config: dict[str, Any]):
+    def __init__(self, agent: Agent, config: dict[str, Any],
+                 resources: dict[str, tuple[ResourceType, Any]] | None = None):
         self._agent = agent
         self._config_values = config
+        self._extra_resources = resources or {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -133,13 +140,14 @@ class AgentOperator(KeyedProcessFunction):
         self._config = config
         self._check = MailboxThreadCheck()
         self._actions = self._agent.actions()
-        self._resources = ResourceProvider(self._agent, self._check)
+        self._resources = ResourceProvider(self._agent, self._check, self._extra_resources)
         self._subtask = subtask_index(runtime_context)
         self._pool = WorkerPool(config.get(AgentsOptions.ASYNC_CAPACITY),
                                 f"agents-durable-{self._subtask}")
         self._timeout_s = config.get(AgentsOptions.ASYNC_TIMEOUT_MS) / 1000
         self._poll_ms = config.get(AgentsOptions.ASYNC_POLL_INTERVAL_MS)
         self._fail_job = config.get(AgentsOptions.ERROR_HANDLING) == "fail"
+        self._retain = config.get(AgentsOptions.RETAIN_ACTION_STATE)
         self._memory: BaseLongTermMemory | None = None
         self._context = (None, None, False)
         self._runs: dict[Any, _Run] = {}
@@ -276,7 +284,7 @@ class AgentOperator(KeyedProcessFunction):
             short_term=running.short_term, long_term=self._long_term_memory,
             resources=self._resources.get, mailbox_check=self._check,
             listened=lambda e: any(isinstance(e, a.listens_to) for a in self._actions),
-            on_record=lambda: self._record.update(run.record))
+            on_record=lambda: self._record_calls(run))
         run.running = running
         self._enter(run.key, running)
         try:
@@ -313,7 +321,7 @@ class AgentOperator(KeyedProcessFunction):
                         throw = not_recordable
                     else:
                         running.step.record(send)
-                        self._record.update(run.record)
+                        self._record_calls(run)
             running.future = running.call = None
         self._enter(run.key, running)  # other keys' actions ran while this one was parked
         while True:
@@ -340,6 +348,12 @@ class AgentOperator(KeyedProcessFunction):
             running.future = self._pool.submit(request)
             running.deadline = time.monotonic() + self._timeout_s
             return  # the caller loops back here: parks unless the call is already done
+
+    def _record_calls(self, run: _Run) -> None:
+        """A durable result arrived: into Flink state now, unless action state is not
+        retained (then only completed steps are, and a replay calls again)."""
+        if self._retain:
+            self._record.update(run.record)
 
     def _enter(self, key, running: _Running) -> None:
         """Make ``running`` the action in scope of the long-term memory, before it starts
@@ -401,15 +415,14 @@ class AgentOperator(KeyedProcessFunction):
                 module, _, name = factory.partition(":")
                 build = getattr(importlib.import_module(module), name)
             self._memory = build(self._config.get(AgentsOptions.JOB_ID), self._config,
-                                 self._check, resources=self._memory_resource)
+                                 self._check, resources=self._resources.for_long_term_memory)
             self._memory.switch_context(*self._context)
         return self._memory
 
-    def _memory_resource(self, kind: str, name: str) -> Any:
-        return self._resources.resolve(name, ResourceType(kind))
 
-
-def build_agent_stream(env, stream, key_selector, agent: Agent, config) -> Any:
-    """``stream`` keyed by ``key_selector`` through the agent operator."""
+def build_agent_stream(env, stream, key_selector, agent: Agent, config,
+                       resources: dict[str, tuple[ResourceType, Any]] | None = None) -> Any:
+    """``stream`` keyed by ``key_selector`` through the agent operator; ``resources``
+    are declared on the environment, in addition to the agent's."""
     return stream.key_by(key_selector).process(
-        AgentOperator(agent, config.to_dict()), output_type=Types.PICKLED_BYTE_ARRAY())
+        AgentOperator(agent, config.to_dict(), resources), output_type=Types.PICKLED_BYTE_ARRAY())

@@ -8,13 +8,16 @@ which is what makes a replay after recovery return them instead of calling.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from flink_agents_ltm.api.chat_models import BaseChatModelSetup, ChatMessage, MessageRole
 from flink_agents_ltm.api.events import Event, MemoryEvent, OutputEvent
 from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MailboxThreadError
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.api.runner_context import MemoryObject, RunnerContext
+from flink_agents_ltm.api.tools import Tool, tool
+from flink_agents_ltm.runtime.chat_loop import ChatLoop
 from flink_agents_ltm.runtime.durable import DurableCall, DurableCallError, describe, recordable
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject, KeyedMemoryStore
 
@@ -58,6 +61,8 @@ class RunnerContextImpl(RunnerContext):
         self._key = key
         self._action_name = action_name
         self._step = step
+        self.sensory_store = sensory
+        self.short_term_store = short_term
         self._sensory = KeyedMemoryObject(sensory)
         self._short_term = KeyedMemoryObject(short_term)
         self._long_term = long_term
@@ -75,7 +80,7 @@ class RunnerContextImpl(RunnerContext):
         return self._action_name
 
     def send_event(self, event: Event) -> None:
-        self._mailbox("send_event")
+        self.check_mailbox("send_event")
         if not isinstance(event, Event):
             raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
         if isinstance(event, OutputEvent):
@@ -88,12 +93,12 @@ class RunnerContextImpl(RunnerContext):
 
     @property
     def sensory_memory(self) -> MemoryObject:
-        self._mailbox("sensory_memory")
+        self.check_mailbox("sensory_memory")
         return self._sensory
 
     @property
     def short_term_memory(self) -> MemoryObject:
-        self._mailbox("short_term_memory")
+        self.check_mailbox("short_term_memory")
         return self._short_term
 
     @property
@@ -104,7 +109,7 @@ class RunnerContextImpl(RunnerContext):
         return self._resources(name, resource_type)
 
     def durable_execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        self._mailbox("durable_execute")
+        self.check_mailbox("durable_execute")
         replayed, result = self._step.replay()
         if replayed:
             return result
@@ -120,7 +125,27 @@ class RunnerContextImpl(RunnerContext):
     def durable_execute_async(self, fn: Callable[..., Any], *args: Any, **kwargs: Any):
         return DurableCall(fn, args, kwargs)
 
-    def _mailbox(self, what: str) -> None:
+    def chat(self, messages: str | Sequence[ChatMessage], model: str,
+             tools: Sequence[Tool | Callable[..., Any]] = (), max_turns: int = 8):
+        self.check_mailbox("chat")
+        if isinstance(messages, str):
+            messages = [ChatMessage(MessageRole.USER, messages)]
+        messages = list(messages)
+        if not messages or not all(isinstance(m, ChatMessage) for m in messages):
+            raise TypeError("ctx.chat takes a str or a non-empty sequence of ChatMessage")
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+            raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
+        chat_model = self._resources(model, ResourceType.CHAT_MODEL)
+        if not isinstance(chat_model, BaseChatModelSetup):
+            raise TypeError(f"chat model '{model}' is a {type(chat_model).__name__}, not a "
+                            "BaseChatModelSetup")
+        tools = [t if isinstance(t, Tool) else tool(t) for t in tools]
+        names = [t.name for t in tools]
+        if len(set(names)) != len(names):
+            raise ValueError(f"ctx.chat got two tools of one name: {names}")
+        return ChatLoop(self, messages, model, chat_model, tools, max_turns).run()
+
+    def check_mailbox(self, what: str) -> None:
         try:
             self._check()
         except MailboxThreadError as error:

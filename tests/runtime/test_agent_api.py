@@ -84,3 +84,29 @@ def _raised(fn, *args):
         fn(*args)
     except Exception as error:
         return error
+
+
+def test_a_resource_added_on_the_environment_resolves_like_a_declared_one():
+    from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment
+
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env=object())
+    agents_env.add_resource("llm", ResourceType.CHAT_MODEL, ResourceDescriptor(dict, url="u"))
+    provider = ResourceProvider(Derived(), MailboxThreadCheck(), agents_env.resources)
+    assert provider.get("llm", ResourceType.CHAT_MODEL) == {"url": "u"}
+    assert provider.get("embedder") == {"dims": 3}
+    with pytest.raises(ValueError, match="'llm' is already added"):
+        agents_env.add_resource("llm", "chat_model", ResourceDescriptor(dict))
+    with pytest.raises(TypeError, match="takes a ResourceDescriptor, got dict"):
+        agents_env.add_resource("other", "chat_model", {"url": "u"})
+
+
+def test_a_name_declared_on_the_agent_and_the_environment_is_refused():
+    from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment
+
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env=object())
+    agents_env.add_resource("embedder", "embedding_model", ResourceDescriptor(dict))
+    builder = agents_env.from_datastream(object(), key_selector=lambda r: r).apply(Derived())
+    with pytest.raises(ValueError, match=r"\['embedder'\] are declared both on agent Derived"):
+        builder.to_datastream()
+    with pytest.raises(ValueError, match="'embedder' is declared both on agent Derived"):
+        ResourceProvider(Derived(), MailboxThreadCheck(), agents_env.resources)
