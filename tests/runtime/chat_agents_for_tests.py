@@ -79,3 +79,20 @@ class SharedCacheChatCountingAgent(Agent):
     @action(InputEvent)
     async def count(event, ctx):
         await count_chat_then_wait(event, ctx, shared_cache_chat)
+
+
+# ----------------------------------------------------------------- Mem0 on a chat model
+
+def add_then_read(memory_set, text):
+    """On a worker: Mem0 extracts facts from ``text`` with the chat model resource."""
+    memory_set.add(text)
+    return sorted(item.value for item in memory_set.get())
+
+
+class ExtractingAgent(Agent):
+    @action(InputEvent)
+    async def remember(event, ctx):
+        key, text = event.input
+        prefs = ctx.long_term_memory.get_memory_set("prefs")
+        stored = await ctx.durable_execute_async(add_then_read, prefs, text)
+        ctx.send_event(OutputEvent((key, stored)))
