@@ -14,6 +14,10 @@ stores over the caller's sensory and short-term memory
 persists the scope, which keeps its writes local: the caller's pending writes
 become durable only when the caller itself completes.
 
+A replayed tool call returns its recorded result without running, so its
+writes to the chat scope are not redone; they were never visible outside the
+chat, and a tool that needs them should return what it wrote.
+
 Model mistakes (an unknown tool, arguments that do not fit) go back to the
 model as the tool's result so that it can correct itself; a tool that raises
 fails the action, like any durable call.
