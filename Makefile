@@ -30,9 +30,10 @@ test-python: $(STAMP)
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
 
-bench: $(STAMP)  ## print the benchmarks (plugin against raw Mem0, Java against Python)
+bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Python, async throughput)
 	$(PY) -m bench.ltm_overhead
 	$(PY) -m bench.java_bridge_overhead
+	$(PY) -m bench.durable_async_throughput
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench

@@ -1,8 +1,12 @@
-"""Shared test setup: an isolated home for Mem0, set before anything imports it."""
+"""Shared test setup: an isolated home for Mem0, set before anything imports it,
+removed when the session ends."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
 _home = tempfile.mkdtemp(prefix="flink-agents-ltm-tests-")
 os.environ.setdefault("FLINK_AGENTS_LTM_HOME", _home)
 os.environ.setdefault("MEM0_DIR", os.path.join(_home, "mem0"))
+atexit.register(shutil.rmtree, _home, ignore_errors=True)
