@@ -2,7 +2,8 @@
 
 Servers get a free loopback port and a folder under the repository's ``.work/`` (when
 the tests run as root, postgres runs as another user, who cannot enter pytest's 0700
-temp folders). Both are removed at the end, whatever happened.
+temp folders), or under ``/tmp`` when the checkout itself lies below a folder that other
+users may not enter (a clone in ``/root``, say). Both are removed at the end.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
-WORK = ROOT / ".work"
+
+
+def _enterable_by_everyone(path: Path) -> bool:
+    return all(parent.stat().st_mode & 0o001 for parent in path.resolve().parents)
+
+
+WORK = (ROOT / ".work" if _enterable_by_everyone(ROOT / ".work")
+        else Path("/tmp") / "flink-agents-ltm-work")
 
 
 def free_port() -> int:
