@@ -1,10 +1,7 @@
 """Long-term memory on a real pgvector server: scoped per key like the embedded store,
 shared by connections, and safe under many worker threads."""
 
-import random
-import threading
 import uuid
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
 import psycopg2
@@ -14,7 +11,7 @@ from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.serialized_store import SerializedVectorStore
 from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
-from tests.memory.conftest import rows_of
+from tests.memory.stress import stress
 from tests.pgvector.test_pgvector_server import connect
 
 
@@ -98,51 +95,17 @@ def test_an_unreachable_server_is_named_without_its_password(pgvector_store):
     assert "s3cret-pw" not in str(e.value)
 
 
-THREADS, KEYS, ROUNDS = 16, 32, 24
-
-
 def test_many_worker_threads_on_many_keys_never_see_each_others_items(pgvector_store):
     memory, release = acquire_memory(
         StoreSpec("stress-job", vector_store=pgvector_store, embedder="hashing"))
-    ltm = Mem0LongTermMemory("stress-job", memory)
-    keys = [f"key-{n:02d}" for n in range(KEYS)]
-    added: dict[str, list[str]] = defaultdict(list)
-    added_lock = threading.Lock()
-    leaks: list[str] = []
-
-    def work(memory_set, key, n):
-        if n % 4 in (0, 1):
-            ids = memory_set.add([f"{key} note {n}"], {"n": n})
-            with added_lock:
-                added[key].extend(ids)
-            return
-        if n % 4 == 2:
-            values = [item.value for item in memory_set.search(f"{key} note", limit=50)]
-        else:
-            values = [item.value for item in memory_set.get(limit=1000)]
-            with added_lock:
-                foreign = [i for k, ids in added.items() if k != key for i in ids[-3:]]
-            values += [item.value for item in memory_set.get(foreign)]
-        leaks.extend(v for v in values if not v.startswith(f"{key} "))
-
-    rng = random.Random(7)
     try:
-        with ThreadPoolExecutor(THREADS, thread_name_prefix="durable-worker") as pool:
-            futures = []
-            for n in range(ROUNDS):
-                for key in rng.sample(keys, len(keys)):
-                    ltm.switch_context(key, f"obs-{key}-{n}", False)  # the mailbox moves on
-                    futures.append(pool.submit(work, ltm.get_memory_set("notes"), key, n))
-            failures = [f.exception() for f in futures if f.exception() is not None]
-        assert failures == []
-        assert leaks == []
-        for key in keys:
-            stored = rows_of(memory, key, job="stress-job")
-            assert len(stored) == len(added[key]) == sum(1 for n in range(ROUNDS) if n % 4 < 2)
-            assert all(value.startswith(f"{key} ") for value in stored)
+        outcome = stress(memory, "stress-job", threads=16, keys=32, rounds=24)
     finally:
-        ltm.close()
         release()
+    assert outcome.operations == 32 * 24
+    assert outcome.failures == []
+    assert outcome.leaks == []
+    assert outcome.lost_or_foreign_rows == {}
 
 
 def test_unguarded_mem0_pgvector_fails_under_16_threads_which_is_why_it_is_guarded(
@@ -165,7 +128,7 @@ def test_unguarded_mem0_pgvector_fails_under_16_threads_which_is_why_it_is_guard
             errors.append(str(error))
 
     try:
-        with ThreadPoolExecutor(THREADS) as pool:
+        with ThreadPoolExecutor(16) as pool:
             list(pool.map(insert, range(400)))
         assert errors and set(errors) == {"connection pool exhausted"}
     finally:
