@@ -284,7 +284,7 @@ class AgentOperator(KeyedProcessFunction):
             short_term=running.short_term, long_term=self._long_term_memory,
             resources=self._resources.get, mailbox_check=self._check,
             listened=lambda e: any(isinstance(e, a.listens_to) for a in self._actions),
-            on_record=lambda: self._record_calls(run))
+            on_record=lambda: self._record_calls(run), awaitable=action.is_async)
         run.running = running
         self._enter(run.key, running)
         try:

@@ -57,8 +57,10 @@ class RunnerContextImpl(RunnerContext):
         listened: Callable[[Event], bool],
         mailbox_check: Callable[[], None],
         on_record: Callable[[], None],
+        awaitable: bool = True,
     ):
         self._key = key
+        self._awaitable = awaitable
         self._action_name = action_name
         self._step = step
         self.sensory_store = sensory
@@ -123,11 +125,13 @@ class RunnerContextImpl(RunnerContext):
         return result
 
     def durable_execute_async(self, fn: Callable[..., Any], *args: Any, **kwargs: Any):
+        self._require_async("durable_execute_async")
         return DurableCall(fn, args, kwargs)
 
     def chat(self, messages: str | Sequence[ChatMessage], model: str,
              tools: Sequence[Tool | Callable[..., Any]] = (), max_turns: int = 8):
         self.check_mailbox("chat")
+        self._require_async("chat")
         if isinstance(messages, str):
             messages = [ChatMessage(MessageRole.USER, messages)]
         messages = list(messages)
@@ -144,6 +148,15 @@ class RunnerContextImpl(RunnerContext):
         if len(set(names)) != len(names):
             raise ValueError(f"ctx.chat got two tools of one name: {names}")
         return ChatLoop(self, messages, model, chat_model, tools, max_turns).run()
+
+    def _require_async(self, what: str) -> None:
+        """An awaitable handed to a plain ``def`` action would be dropped unawaited: the call
+        would silently never run."""
+        if not self._awaitable:
+            raise TypeError(
+                f"ctx.{what} returns an awaitable, but action '{self._action_name}' is a plain "
+                "function: declare it `async def` and await the call, or use "
+                "ctx.durable_execute for a blocking call")
 
     def check_mailbox(self, what: str) -> None:
         try:

@@ -209,3 +209,12 @@ class BadInputAgent(Agent):
             await ctx.durable_execute_async(sleep_then, 2.0, None)
         await ctx.durable_execute_async(sleep_then, 0.01, None)
         ctx.send_event(OutputEvent((key, n, count)))
+
+
+class SyncMisuseAgent(Agent):
+    """A plain ``def`` action that asks for an awaitable it cannot await."""
+
+    @action(InputEvent)
+    def handle(event, ctx):
+        ctx.durable_execute_async(sleep_then, 0.0, None)
+        ctx.send_event(OutputEvent(event.input))

@@ -9,7 +9,7 @@ from py4j.protocol import Py4JJavaError
 from pyflink.common import Types
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
-from runtime.agents_for_tests import BadInputAgent, OrderAgent
+from runtime.agents_for_tests import BadInputAgent, OrderAgent, SyncMisuseAgent
 
 pytestmark = pytest.mark.cluster
 
@@ -86,6 +86,16 @@ def test_a_failing_action_fails_the_job_with_an_error_naming_the_action_and_key(
     message = str(failure.value)
     assert "action 'handle' of agent BadInputAgent failed for key 'bad' (input #1" in message
     assert cause in message
+
+
+def test_a_plain_action_asking_for_an_async_call_fails_instead_of_dropping_it(flink_env):
+    with pytest.raises(Py4JJavaError) as failure:
+        run(flink_env, SyncMisuseAgent(), [("k", 0)], Types.TUPLE([Types.STRING(), Types.INT()]),
+            {"restart-strategy.type": "none"})
+    message = str(failure.value)
+    assert "action 'handle' of agent SyncMisuseAgent failed for key 'k'" in message
+    assert ("ctx.durable_execute_async returns an awaitable, but action 'handle' is a plain"
+            in message)
 
 
 def test_an_ignored_failure_discards_the_action_writes_and_touches_no_other_key(flink_env):
