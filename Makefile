@@ -10,12 +10,14 @@ help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(STAMP): pyproject.toml
+	@echo "==> creating $(VENV) and installing PyFlink, Mem0, PyTorch (CPU) and the embedding model (about 2 minutes)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@# The CPU torch wheel first: anything that pulls plain `torch` would fetch a CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+	@echo "==> installed into $(VENV)"
 
 install: $(STAMP)  ## create .venv and install the package with its dev tools
 
