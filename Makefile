@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: help install demo test test-python test-java bench lint clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing PyFlink, Mem0, PyTorch (CPU) and the embedding model (about 2 minutes)"
