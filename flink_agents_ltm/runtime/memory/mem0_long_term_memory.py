@@ -243,7 +243,7 @@ class Mem0LongTermMemory(BaseLongTermMemory):
             _check_limit(limit)
             _check_filters(filters)
             result = self._memory.get_all(filters=scope.filters(filters), top_k=limit)
-            rows = [row for row in result["results"] if scope.owns(row)]
+            rows = [row for row in result["results"] if scope.admits(row)]
         items = [_item(memory_set.name, row) for row in rows]
         self._observe_set(memory_set, MemoryOp.GET, [item.id for item in items])
         return items
@@ -270,7 +270,7 @@ class Mem0LongTermMemory(BaseLongTermMemory):
                             f"filters, {', '.join(sorted(SEARCH_OPTIONS))}")
         kwargs.setdefault("threshold", self._search_threshold)
         result = self._memory.search(query, top_k=limit, filters=scope.filters(filters), **kwargs)
-        rows = [row for row in result["results"] if scope.owns(row)][:limit]
+        rows = [row for row in result["results"] if scope.admits(row)][:limit]
         items = [_item(memory_set.name, row) for row in rows]
         self._observe_set(memory_set, MemoryOp.SEARCH, [item.id for item in items], query)
         return items

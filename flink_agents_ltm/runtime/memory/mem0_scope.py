@@ -43,8 +43,16 @@ class Mem0Scope:
         return scoped
 
     def owns(self, row: Mapping[str, Any] | None) -> bool:
+        """The row provably lies in this scope (for lookups by id, which Mem0 does not scope)."""
         return (row is not None and row.get("user_id") == self.user_id
                 and row.get("agent_id") == self.agent_id and row.get("run_id") == self.run_id)
+
+    def admits(self, row: Mapping[str, Any]) -> bool:
+        """A row of a scoped read names no other scope (a second line of defence behind the
+        store's own filter, which already required these fields)."""
+        return all(row.get(field, value) == value for field, value in
+                   (("user_id", self.user_id), ("agent_id", self.agent_id),
+                    ("run_id", self.run_id)))
 
 
 def refuse_scope_fields(value: Any, what: str, path: str = "") -> None:
