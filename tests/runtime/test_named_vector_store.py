@@ -1,0 +1,58 @@
+"""The long-term memory's vector store may be the name of a declared resource (design 004, PR 2)."""
+
+import pytest
+
+from flink_agents_ltm.api.agent import Agent, action
+from flink_agents_ltm.api.events import InputEvent
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.resources import (
+    MissingResourceError,
+    ResourceDescriptor,
+    embedding_model_setup,
+    vector_store_setup,
+)
+from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
+from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.runtime.resource_provider import ResourceProvider
+
+
+class StoreAgent(Agent):
+    @vector_store_setup
+    def team_store():
+        return ResourceDescriptor(provider="qdrant",
+                                  config={"collection_name": "named_store", "path": ":memory:"})
+
+    @embedding_model_setup
+    def hashing():
+        return ResourceDescriptor(HashingEmbedding)
+
+    @action(InputEvent)
+    def ignore(event, ctx):
+        pass
+
+
+def build(store_name):
+    resources = ResourceProvider(StoreAgent(), mailbox_check=lambda: None)
+    return Mem0LongTermMemory.from_config(
+        "named-store-job",
+        {LongTermMemoryOptions.VECTOR_STORE.key: store_name,
+         LongTermMemoryOptions.EMBEDDING_MODEL_SETUP.key: "hashing"},
+        resources=resources.for_long_term_memory)
+
+
+def test_the_vector_store_may_be_a_declared_resource_named_in_the_config():
+    ltm = build("team_store")
+    try:
+        assert ltm.memory.config.vector_store.config.collection_name == "named_store"
+        ltm.switch_context("k1", "obs-1", False)
+        notes = ltm.get_memory_set("notes")
+        notes.add("kept in the declared store")
+        assert [item.value for item in notes.get()] == ["kept in the declared store"]
+    finally:
+        ltm.close()
+
+
+def test_a_vector_store_name_that_is_not_declared_is_named_in_the_error():
+    with pytest.raises(MissingResourceError, match="no vector store named 'other_store'.*"
+                                                   "declared: team_store"):
+        build("other_store")
