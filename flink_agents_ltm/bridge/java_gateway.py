@@ -22,6 +22,7 @@ gateway object bound in the interpreter's globals.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import threading
 import traceback
@@ -178,13 +179,36 @@ class JavaLongTermMemoryGateway:
         return [None]
 
 
+def _from_java(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Java's config map as ``from_config`` takes it.
+
+    Java passes the vector store as text: a string for ``long-term-memory.vector-store``
+    that starts with ``{`` is Mem0-format JSON (``{"provider": ..., "config": {...}}``)
+    and becomes a dict; any other string stays the name of a declared vector store.
+    Malformed JSON raises ``ValueError`` naming the option.
+    """
+    from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+
+    options = _plain(config) or None
+    key = LongTermMemoryOptions.VECTOR_STORE.key
+    store = options.get(key) if options else None
+    if isinstance(store, str) and store.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(store)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"option '{key}' is not valid JSON ({error}): {store}") from None
+        options = {**options, key: parsed}
+    return options
+
+
 def open_long_term_memory(job_id: str, config: Mapping[str, Any] | None = None) -> Any:
     """Build a ``Mem0LongTermMemory`` for Java (the embedded default when ``config`` is
-    empty); answers the handle Java passes to :func:`gateway`."""
+    empty); answers the handle Java passes to :func:`gateway`. ``config`` maps option keys
+    to values; the vector store may be Mem0-format JSON text (see :func:`_from_java`)."""
     def call():
         from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
-        ltm = Mem0LongTermMemory.from_config(job_id, _plain(config) or None,
+        ltm = Mem0LongTermMemory.from_config(job_id, _from_java(config),
                                              mailbox_check=_never_off_mailbox)
         handle = f"ltm-{next(_handles)}"
         with _gateways_lock:

@@ -78,3 +78,27 @@ def test_a_java_owned_memory_leaves_the_mailbox_check_to_java_and_closes_once(tm
     assert ok(java_gateway.close_long_term_memory(handle)) is False
     with pytest.raises(LookupError, match="closed"):
         java_gateway.gateway(handle)
+
+
+def test_a_vector_store_given_as_json_text_opens_that_store_instead_of_the_embedded_one(
+        tmp_path):
+    handle = ok(java_gateway.open_long_term_memory(
+        "gateway-json", {"long-term-memory.embedded.base-dir": str(tmp_path),
+                         "long-term-memory.vector-store": ' {"provider": "qdrant", "config": '
+                         '{"collection_name": "c", "path": ":memory:"}}'}))
+    try:
+        assert ok(java_gateway.gateway(handle).add("notes", "alice", "o", True, ["hi"], None))
+        assert not (tmp_path / "gateway-json" / "qdrant").exists()  # not the embedded store
+    finally:
+        java_gateway.close_long_term_memory(handle)
+
+
+def test_malformed_vector_store_json_from_java_is_refused_naming_the_option(tmp_path):
+    answer = java_gateway.open_long_term_memory(
+        "gateway-bad-json", {"long-term-memory.embedded.base-dir": str(tmp_path),
+                             "long-term-memory.vector-store": '{"provider": "pgvector",'})
+
+    assert answer["error"] == "value"
+    assert answer["message"].startswith(
+        "option 'long-term-memory.vector-store' is not valid JSON (")
+    assert not (tmp_path / "gateway-bad-json").exists()  # refused before any store opened
