@@ -7,6 +7,7 @@ import subprocess
 import time
 import uuid
 from collections import defaultdict
+from pathlib import Path
 
 import psycopg2
 import pytest
@@ -101,26 +102,76 @@ def test_the_embedded_store_in_two_python_workers_fails_the_job_with_a_clear_mes
         release()
 
 
-def test_the_java_agent_job_runs_on_the_same_cluster(cluster, scratch):
-    if not JAR.exists():
+def java_job_jar() -> Path:
+    """The job's jar, rebuilt (without its tests) when a source is newer than the jar."""
+    sources = [ROOT / "java-bridge" / "pom.xml",
+               *(ROOT / "java-bridge" / "src" / "main").rglob("*.java")]
+    if not JAR.exists() or max(p.stat().st_mtime for p in sources) > JAR.stat().st_mtime:
         subprocess.run(["mvn", "-o", "-B", "-q", "package", "-DskipTests"],
                        cwd=ROOT / "java-bridge", check=True, timeout=600)
+    return JAR
+
+
+def run_java_job(cluster, scratch: Path, keys: list[str], *args: str) -> list[dict]:
+    """MemoryAgentJob at parallelism 2 on NOTES notes per key (``<key> note <n>``, in order
+    n = 0, 1, ...); answers its output lines as dicts, once the job finished."""
     notes = scratch / "notes.csv"
-    keys = ["ann", "ben", "cho", "dev"]
-    notes.write_text("".join(f"{k},{k} note {n}\n" for n in range(3) for k in keys))
-    client = cluster.run("-c", "org.flinkagents.ltm.job.MemoryAgentJob", str(JAR),
+    notes.write_text("".join(f"{k},{k} note {n}\n" for n in range(NOTES) for k in keys))
+    client = cluster.run("-c", "org.flinkagents.ltm.job.MemoryAgentJob", str(java_job_jar()),
                          "--python", str(ROOT / ".venv" / "bin" / "python"),
                          "--pythonpath", f"{SITE_PACKAGES}:{ROOT}",
-                         "--base-dir", str(scratch / "ltm"), "--input", str(notes),
-                         "--parallelism", "2")
+                         "--input", str(notes), "--parallelism", "2", *args)
     assert client.returncode == 0, client.stdout[-3000:] + client.stderr[-3000:]
-    lines = [line.split("\t") for line in client.stdout.splitlines()
-             if line.count("\t") == 4]
-    assert len(lines) == 12
+    lines = []
+    for line in client.stdout.splitlines():
+        fields = line.split("\t")
+        if len(fields) == 6 and fields[2].startswith("hits="):
+            key, note, hits, items, observed, subtask = fields
+            lines.append({"key": key, "note": note, "hits": hits[len("hits="):].split("|"),
+                          "items": int(items[len("items="):]), "observed": observed,
+                          "subtask": int(subtask[len("subtask="):])})
+    return lines
+
+
+def check_each_key_saw_only_its_own_notes(lines: list[dict], keys: list[str]) -> None:
+    assert len(lines) == len(keys) * NOTES, lines
     items = defaultdict(list)
-    for key, note, hits, count, observed in lines:
-        assert note.startswith(key + " ")
-        assert all(hit.startswith(key + " ") for hit in hits[len("hits="):].split("|")), hits
-        items[key].append(int(count[len("items="):]))
-        assert observed == "observed=add,search,get"
-    assert {k: sorted(v) for k, v in items.items()} == {k: [1, 2, 3] for k in keys}
+    for line in lines:
+        assert line["note"].startswith(line["key"] + " "), line
+        assert all(hit.startswith(line["key"] + " ") for hit in line["hits"]), line
+        assert line["observed"] == "observed=add,search,get", line
+        items[line["key"]].append(line["items"])
+    assert {k: sorted(v) for k, v in items.items()} == {k: list(range(1, NOTES + 1))
+                                                       for k in keys}
+
+
+def test_the_java_agent_job_runs_on_the_same_cluster(cluster, scratch):
+    keys = ["ann", "ben", "cho", "dev"]
+    lines = run_java_job(cluster, scratch, keys, "--base-dir", str(scratch / "ltm"))
+    check_each_key_saw_only_its_own_notes(lines, keys)
+
+
+def test_the_java_agent_job_on_two_subtasks_shares_pgvector_and_keys_see_only_their_notes(
+        cluster, scratch):
+    store = json.loads(json.dumps(cluster.vector_store))
+    store["config"]["collection_name"] = f"e2e_java_{uuid.uuid4().hex[:10]}"
+    keys = ["ann", "ben", "cho", "dev", "eve", "fay"]
+    lines = run_java_job(cluster, scratch, keys, "--vector-store", json.dumps(store),
+                         "--memory-job-id", "e2e-java-shared", "--base-dir", str(scratch))
+
+    check_each_key_saw_only_its_own_notes(lines, keys)
+    subtask_of = defaultdict(set)
+    for line in lines:
+        subtask_of[line["key"]].add(line["subtask"])
+    assert all(len(s) == 1 for s in subtask_of.values()), subtask_of  # a key stays put
+    assert set().union(*subtask_of.values()) == {0, 1}, subtask_of  # both subtasks wrote
+    assert not (scratch / "e2e-java-shared" / "qdrant").exists()  # no embedded store
+
+    rows = rows_in_postgres(store)
+    by_key = defaultdict(list)
+    for payload in rows.values():
+        assert payload["user_id"] == "e2e-java-shared" and payload["run_id"] == "notes"
+        assert payload["data"].startswith(payload["agent_id"] + " "), payload
+        by_key[payload["agent_id"]].append(payload["data"])
+    assert {k: sorted(v) for k, v in by_key.items()} == {
+        k: [f"{k} note {n}" for n in range(NOTES)] for k in keys}

@@ -34,9 +34,10 @@ import org.flinkagents.ltm.runtime.memory.PythonSettings;
  * emit what has completed, and an event-time timer at {@code Long.MAX_VALUE} (fired by the final
  * watermark of a bounded input) waits for the rest, so nothing is lost when the input ends.
  *
- * <p>Output lines: {@code key \t note \t hits=<v1|v2|...> \t items=<n> \t observed=<ops>}, where
- * {@code items} counts the key's notes after this action and {@code observed} lists the
- * memory operations recorded under the action's observation id.
+ * <p>Output lines: {@code key \t note \t hits=<v1|v2|...> \t items=<n> \t observed=<ops> \t
+ * subtask=<i>}, where {@code items} counts the key's notes after this action, {@code observed}
+ * lists the memory operations recorded under the action's observation id and {@code subtask} is
+ * the index of the subtask that ran the action.
  *
  * <p>In-flight actions are not part of Flink state: after a failure, actions whose results were
  * not emitted run again (their notes may then be stored twice).
@@ -129,7 +130,8 @@ public class MemoryAgentFunction extends KeyedProcessFunction<String, Tuple2<Str
                     ltm.drainObservations(action.observationId).stream()
                             .map(o -> String.valueOf(o.get("op")))
                             .collect(Collectors.joining(","));
-            out.collect(line + "\tobserved=" + observed);
+            out.collect(line + "\tobserved=" + observed + "\tsubtask="
+                    + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
         }
         if (queue.isEmpty()) {
             pending.remove(key);

@@ -53,7 +53,7 @@ class MemoryAgentJobTest {
         Map<String, List<Integer>> itemCounts = new LinkedHashMap<>();
         for (String line : lines) {
             String[] fields = line.split("\t");
-            assertEquals(5, fields.length, line);
+            assertEquals(6, fields.length, line);
             String key = fields[0];
             assertTrue(fields[1].startsWith(key + " note "), line);
             String[] hits = fields[2].substring("hits=".length()).split("\\|");
@@ -65,6 +65,7 @@ class MemoryAgentJobTest {
             itemCounts.computeIfAbsent(key, k -> new ArrayList<>())
                     .add(Integer.parseInt(fields[3].substring("items=".length())));
             assertEquals("observed=add,search,get", fields[4], line);
+            assertTrue(fields[5].equals("subtask=0") || fields[5].equals("subtask=1"), line);
         }
         // Each key's actions ran in input order, each on its own key's memory only.
         for (String key : KEYS) {
