@@ -218,8 +218,11 @@ public final class MemoryAgentJob {
                         .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS) // as Python's json
                         .readTree(json);
             } catch (JsonProcessingException e) {
-                throw new IllegalArgumentException(
-                        "--vector-store is not valid JSON (" + e.getOriginalMessage() + "): " + json);
+                // Jackson's own message, without its "(start marker at [Source: ...])" clutter.
+                String reason = e.getOriginalMessage().split("\n")[0].split(" \\(start marker")[0];
+                throw new IllegalArgumentException("--vector-store is not valid JSON (" + reason
+                        + " at line " + e.getLocation().getLineNr() + ", column "
+                        + e.getLocation().getColumnNr() + "): " + json);
             }
             if (!store.path("provider").isTextual()) {
                 throw notAStore(json);

@@ -43,6 +43,7 @@ class MemoryAgentJobArgumentsTest {
             assertTrue(refused.getMessage().startsWith("--vector-store is not valid JSON ("),
                     refused.getMessage());
             assertTrue(refused.getMessage().endsWith("): " + malformed), refused.getMessage());
+            assertTrue(refused.getMessage().contains(" at line 1, column "), refused.getMessage());
         }
     }
 

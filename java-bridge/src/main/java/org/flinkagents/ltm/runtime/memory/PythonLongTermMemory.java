@@ -59,7 +59,10 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
     /**
      * Builds the Python {@code Mem0LongTermMemory.from_config(jobId, config)} (the embedded
      * default when {@code config} is empty; keys are option keys such as {@code
-     * long-term-memory.embedded.base-dir}) and wraps it.
+     * long-term-memory.embedded.base-dir}) and wraps it. The vector store ({@code
+     * long-term-memory.vector-store}) is given as Mem0-format JSON text, e.g. {@code
+     * {"provider":"pgvector","config":{...}}}, which Python parses (malformed JSON fails with
+     * an {@link IllegalArgumentException} naming the option).
      */
     public static PythonLongTermMemory open(
             PythonRuntime python,

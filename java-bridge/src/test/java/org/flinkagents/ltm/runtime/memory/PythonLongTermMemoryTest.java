@@ -349,6 +349,18 @@ class PythonLongTermMemoryTest {
         return set;
     }
 
+    @Test
+    void testMalformedVectorStoreJsonFailsTheOpenWithAnIllegalArgumentNamingTheOption() {
+        Map<String, Object> config = TestLtm.config();
+        config.put("long-term-memory.vector-store", "{\"provider\": \"pgvector\",");
+
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                () -> PythonLongTermMemory.open(TestLtm.runtime(), TestLtm.unique("bad-json"),
+                        config, MailboxThreadChecker.ofCurrentThread()));
+        assertTrue(refused.getMessage().startsWith(
+                "option 'long-term-memory.vector-store' is not valid JSON ("), refused.getMessage());
+    }
+
     private static MemorySet roundTrip(MemorySet set) throws Exception {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
