@@ -71,9 +71,10 @@ from flink_agents_ltm.runtime.durable import (
 )
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
+from flink_agents_ltm.runtime.operator_metrics import OperatorMetrics, OperatorStats
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
 from flink_agents_ltm.runtime.runner_context_impl import RunnerContextImpl, Step
-from flink_agents_ltm.runtime.task_info import subtask_index
+from flink_agents_ltm.runtime.task_info import execution_mode, number_of_subtasks, subtask_index
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,7 @@ class _Running:
     call: DurableCall | None = None
     future: Any = None
     deadline: float = 0.0
+    submitted: float = 0.0
 
 
 @dataclass
@@ -151,6 +153,7 @@ class AgentOperator(KeyedProcessFunction):
         self._memory: BaseLongTermMemory | None = None
         self._context = (None, None, False)
         self._runs: dict[Any, _Run] = {}
+        self._waiting: dict[Any, int] = {}  # inputs in state behind the run, per key with a run
         self._drain_round = 0
         self._progress = False
         pickled = Types.PICKLED_BYTE_ARRAY()
@@ -168,8 +171,24 @@ class AgentOperator(KeyedProcessFunction):
             short_term.enable_time_to_live(StateTtlConfig.new_builder(Time.milliseconds(ttl_ms))
                                            .build())
         self._short_term_state = runtime_context.get_map_state(short_term)
+        self.stats = OperatorStats()
+        self._metrics = OperatorMetrics(runtime_context.get_metrics_group(), self.stats)
+        log.info(
+            "agent %s opened on subtask %d of %d (%s mode): job id %r, durable-async capacity "
+            "%d, timeout %g s, poll %d ms, error handling %s, action state retained: %s, "
+            "metrics in group '%s'", type(self._agent).__name__, self._subtask,
+            number_of_subtasks(runtime_context), execution_mode(runtime_context),
+            config.get(AgentsOptions.JOB_ID), config.get(AgentsOptions.ASYNC_CAPACITY),
+            self._timeout_s, self._poll_ms, config.get(AgentsOptions.ERROR_HANDLING),
+            self._retain, "flink_agents")
 
     def close(self):
+        metrics = getattr(self, "_metrics", None)
+        if metrics is not None:
+            self.stats.keys_parked = len(self._runs)
+            metrics.publish()
+            log.info("agent %s closed on subtask %d: %s", type(self._agent).__name__,
+                     self._subtask, self.stats.summary())
         self._pool.close()
         if self._memory is not None:
             close = getattr(self._memory, "close", None)
@@ -180,13 +199,20 @@ class AgentOperator(KeyedProcessFunction):
 
     def process_element(self, value, ctx):
         self._check.rebind()  # Flink calls us on the mailbox thread, whichever it is
+        self.stats.inputs_received += 1
         seq = self._next_seq.value() or 0
         self._next_seq.update(seq + 1)
         self._inputs.add((seq, value))
         key = ctx.get_current_key()
-        if key in self._runs:
-            return  # waits behind the parked run of its key
-        yield from self._run_key(key, ctx, None)
+        if key in self._runs:  # waits behind the parked run of its key
+            self._waiting[key] += 1
+            self.stats.inputs_waiting += 1
+            self._metrics.publish()
+            return
+        try:
+            yield from self._run_key(key, ctx, None)
+        finally:
+            self._publish()
 
     def on_timer(self, timestamp, ctx):
         self._check.rebind()
@@ -197,7 +223,15 @@ class AgentOperator(KeyedProcessFunction):
                 if self._drain_round and not self._progress:
                     self._pool.wait_any(timeout=0.05)
                 self._drain_round, self._progress = timestamp, False
-        yield from self._run_key(ctx.get_current_key(), ctx, drain_round)
+        try:
+            yield from self._run_key(ctx.get_current_key(), ctx, drain_round)
+        finally:
+            self._publish()
+
+    def _publish(self) -> None:
+        """End of a callback: every run left in ``self._runs`` is parked."""
+        self.stats.keys_parked = len(self._runs)
+        self._metrics.publish()
 
     # ------------------------------------------------------------------ runs
 
@@ -243,12 +277,17 @@ class AgentOperator(KeyedProcessFunction):
                      "durable result(s) recorded", seq, key, len(record.steps), len(record.calls))
         run = _Run(key, seq, record, deque([InputEvent(value)]))
         self._runs[key] = run
+        waiting = len(pending) - 1  # restored ones included
+        self.stats.inputs_waiting += waiting - self._waiting.get(key, 0)
+        self._waiting[key] = waiting
         return run
 
     def _end_run(self, run: _Run) -> None:
         del self._runs[run.key]
         pending = list(self._inputs.get() or [])
         self._inputs.update(pending[1:])
+        if len(pending) <= 1:
+            self.stats.inputs_waiting -= self._waiting.pop(run.key, 0)
         self._record.clear()
         self._sensory_state.clear()  # sensory memory lives for one input
 
@@ -273,7 +312,7 @@ class AgentOperator(KeyedProcessFunction):
             self._start_step(run, event, action, outputs)
 
     def _start_step(self, run: _Run, event: Event, action: Action, outputs: list) -> None:
-        step = Step(run.record.calls)
+        step = Step(run.record.calls, self._count_replay)
         running = _Running(
             action, event, step, f"{run.key}#{run.seq}#{run.step_index}",
             isinstance(event, MemoryEvent),
@@ -286,6 +325,7 @@ class AgentOperator(KeyedProcessFunction):
             listened=lambda e: any(isinstance(e, a.listens_to) for a in self._actions),
             on_record=lambda: self._record_calls(run), awaitable=action.is_async)
         run.running = running
+        self.stats.actions_started += 1
         self._enter(run.key, running)
         try:
             result = action.function(event, ctx)
@@ -301,20 +341,27 @@ class AgentOperator(KeyedProcessFunction):
         running = run.running
         send, throw = None, None
         if running.future is not None:
+            stats = self.stats
             if not running.future.done():
                 if time.monotonic() < running.deadline:
                     raise _Parked()
+                stats.durable_calls_timed_out += 1
                 throw = DurableCallTimeoutError(
                     f"durable call {describe(running.call.fn)} did not finish within "
                     f"{self._timeout_s:g} s (agents.durable-async.timeout-ms)")
+            else:
+                stats.durable_call_time_ms += int((time.monotonic() - running.submitted) * 1000)
+            stats.durable_calls_in_flight -= 1
             self._progress = True
             if throw is None:
                 error = running.future.exception()
                 if error is not None:
+                    stats.durable_calls_failed += 1
                     throw = DurableCallError(f"durable call {describe(running.call.fn)} failed: "
                                              f"{type(error).__name__}: {error}")
                     throw.__cause__ = error
                 else:
+                    stats.durable_calls_completed += 1
                     try:
                         send = recordable(running.call.fn, running.future.result())
                     except Exception as not_recordable:
@@ -346,8 +393,14 @@ class AgentOperator(KeyedProcessFunction):
                 continue
             running.call = request
             running.future = self._pool.submit(request)
-            running.deadline = time.monotonic() + self._timeout_s
+            running.submitted = time.monotonic()
+            running.deadline = running.submitted + self._timeout_s
+            self.stats.durable_calls_submitted += 1
+            self.stats.durable_calls_in_flight += 1
             return  # the caller loops back here: parks unless the call is already done
+
+    def _count_replay(self) -> None:
+        self.stats.durable_calls_replayed += 1
 
     def _record_calls(self, run: _Run) -> None:
         """A durable result arrived: into Flink state now, unless action state is not
@@ -365,12 +418,16 @@ class AgentOperator(KeyedProcessFunction):
     def _complete_step(self, run: _Run, outputs: list) -> None:
         running = run.running
         try:
-            sent = running.step.sent + self._observed_events(running.observation_id)
+            memory_events = self._observed_events(running.observation_id)
+            sent = running.step.sent + memory_events
             recordable(running.action.function, sent)
             running.sensory.persist()
             running.short_term.persist()
         except Exception as error:
             self._fail_step(run, error)
+        if memory_events:
+            self.stats.count_observations(e.observation for e in memory_events)
+            self.stats.memory_events_emitted += len(memory_events)
         outputs.extend(running.step.outputs)
         run.record.steps.append(sent)
         run.record.calls = []
@@ -378,6 +435,7 @@ class AgentOperator(KeyedProcessFunction):
         run.queue.extend(sent)
         run.step_index += 1
         run.running = None
+        self.stats.actions_completed += 1
 
     def _observed_events(self, observation_id: str) -> list[Event]:
         if self._memory is None or not hasattr(self._memory, "drain_observations"):
@@ -389,6 +447,9 @@ class AgentOperator(KeyedProcessFunction):
         ``AgentActionError``; the caller decides between failing the job and going on."""
         running = run.running
         run.running = None
+        self.stats.actions_failed += 1
+        if running.future is not None:  # failed while its call runs: no longer waited for
+            self.stats.durable_calls_in_flight -= 1
         if running.coroutine is not None:
             running.coroutine.close()
         if self._memory is not None and hasattr(self._memory, "discard_observations"):

@@ -25,9 +25,10 @@ from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject, KeyedMemory
 class Step:
     """What one action execution produced so far, and the durable results it may replay."""
 
-    def __init__(self, recorded_calls: list[Any]):
+    def __init__(self, recorded_calls: list[Any], on_replay: Callable[[], None] | None = None):
         self.recorded_calls = recorded_calls  # shared with the run's record
         self.next_call = 0
+        self._on_replay = on_replay  # told of each recorded result returned instead of a call
         self.sent: list[Event] = []
         self.outputs: list[Any] = []
 
@@ -35,6 +36,8 @@ class Step:
         """``(True, result)`` if the next call was recorded before a failure."""
         if self.next_call < len(self.recorded_calls):
             self.next_call += 1
+            if self._on_replay is not None:
+                self._on_replay()
             return True, self.recorded_calls[self.next_call - 1]
         return False, None
 

@@ -1,0 +1,135 @@
+"""What the agent operator does, counted cheaply and published through Flink's metrics.
+
+:class:`OperatorStats` is plain Python ints that the operator bumps on its
+mailbox thread (an attribute increment per event, nothing allocated).
+:class:`OperatorMetrics` registers the same numbers in a ``flink_agents``
+metric group of the operator and copies them over at the end of each Flink
+callback (``process_element``, ``on_timer``, ``close``): one comparison per
+number, and a call into Flink only for the ones that changed. So they show in
+the web UI, the REST API and every configured reporter.
+
+Gauges never call back into Python from a Flink thread: in thread mode a
+Python gauge would be evaluated by the reporter on a Java thread while the
+mailbox thread runs Python. There the operator *sets* the gauge's value
+instead (PyFlink's embedded ``distribution`` is exactly a settable
+``Gauge<Long>``); in process mode PyFlink itself evaluates Python gauges in
+the Python worker, so a callable is registered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flink_agents_ltm.api.memory.observation import MemoryOp
+
+GROUP = "flink_agents"
+
+# (attribute of OperatorStats, Flink counter name)
+COUNTERS = (
+    ("inputs_received", "inputsReceived"),
+    ("actions_started", "actionsStarted"),
+    ("actions_completed", "actionsCompleted"),
+    ("actions_failed", "actionsFailed"),
+    ("durable_calls_submitted", "durableCallsSubmitted"),
+    ("durable_calls_completed", "durableCallsCompleted"),
+    ("durable_calls_failed", "durableCallsFailed"),
+    ("durable_calls_timed_out", "durableCallsTimedOut"),
+    ("durable_calls_replayed", "durableCallsReplayed"),
+    ("durable_call_time_ms", "durableCallTimeMsTotal"),
+    ("memory_events_emitted", "memoryEventsEmitted"),
+)
+# (attribute, value of the ``op`` group) of counter ``memoryOperations``
+MEMORY_OPERATIONS = (
+    ("memory_adds", MemoryOp.ADD.value),
+    ("memory_gets", MemoryOp.GET.value),
+    ("memory_searches", MemoryOp.SEARCH.value),
+    ("memory_deletes", MemoryOp.DELETE.value),
+)
+GAUGES = (
+    ("durable_calls_in_flight", "durableCallsInFlight"),
+    ("keys_parked", "keysParked"),
+    ("inputs_waiting", "inputsWaiting"),
+)
+
+
+class OperatorStats:
+    """Totals of one operator subtask since it opened, and three current levels."""
+
+    __slots__ = tuple(a for a, _ in COUNTERS + MEMORY_OPERATIONS + GAUGES)
+
+    def __init__(self) -> None:
+        for attribute in self.__slots__:
+            setattr(self, attribute, 0)
+
+    def count_observations(self, observations) -> None:
+        """Long-term memory operations of a completed action (its drained observations)."""
+        for observation in observations:
+            op = observation.op
+            if op is MemoryOp.ADD:
+                self.memory_adds += 1
+            elif op is MemoryOp.SEARCH:
+                self.memory_searches += 1
+            elif op is MemoryOp.GET:
+                self.memory_gets += 1
+            else:
+                self.memory_deletes += 1
+
+    def as_dict(self) -> dict[str, int]:
+        return {a: getattr(self, a) for a in self.__slots__}
+
+    def summary(self) -> str:
+        """One line of totals, for the log."""
+        return (
+            f"{self.inputs_received} input(s); actions {self.actions_started} started, "
+            f"{self.actions_completed} completed, {self.actions_failed} failed; durable calls "
+            f"{self.durable_calls_submitted} submitted, {self.durable_calls_completed} completed, "
+            f"{self.durable_calls_failed} failed, {self.durable_calls_timed_out} timed out, "
+            f"{self.durable_calls_replayed} replayed, {self.durable_call_time_ms} ms in total; "
+            f"memory operations {self.memory_adds} add, {self.memory_gets} get, "
+            f"{self.memory_searches} search, {self.memory_deletes} delete; "
+            f"{self.memory_events_emitted} memory event(s); left: "
+            f"{self.durable_calls_in_flight} call(s) in flight, {self.keys_parked} key(s) "
+            f"parked, {self.inputs_waiting} input(s) waiting")
+
+
+class OperatorMetrics:
+    """``stats`` registered under ``<operator>.flink_agents``; :meth:`publish` copies
+    what changed into Flink."""
+
+    def __init__(self, metric_group: Any, stats: OperatorStats):
+        self._stats = stats
+        group = metric_group.add_group(GROUP)
+        self.settable_gauges = _is_embedded(group)
+        self._counters = [(a, group.counter(name)) for a, name in COUNTERS]
+        self._counters += [(a, group.add_group("op", op).counter("memoryOperations"))
+                           for a, op in MEMORY_OPERATIONS]
+        self._published = [0] * len(self._counters)
+        if self.settable_gauges:
+            self._gauges = [(a, group.distribution(name)) for a, name in GAUGES]
+            for _, gauge in self._gauges:
+                gauge.update(0)
+        else:
+            self._gauges = []
+            for attribute, name in GAUGES:
+                group.gauge(name, lambda a=attribute: getattr(stats, a))
+        self._gauge_values = [0] * len(self._gauges)
+
+    def publish(self) -> None:
+        """On the mailbox thread, at the end of a Flink callback."""
+        stats, published = self._stats, self._published
+        for i, (attribute, counter) in enumerate(self._counters):
+            value = getattr(stats, attribute)
+            if value != published[i]:
+                counter.inc(value - published[i])
+                published[i] = value
+        values = self._gauge_values
+        for i, (attribute, gauge) in enumerate(self._gauges):
+            value = getattr(stats, attribute)
+            if value != values[i]:
+                gauge.update(value)
+                values[i] = value
+
+
+def _is_embedded(group: Any) -> bool:
+    """Thread mode: PyFlink's embedded metric group, backed by Java metrics through Pemja."""
+    return type(group).__module__.startswith("pyflink.fn_execution.metrics.embedded")
