@@ -24,6 +24,22 @@ os.environ.setdefault("FLINK_LOG_DIR", os.path.join(_scratch, "log"))
 tempfile.tempdir = None  # re-read TMPDIR
 
 
+def _add_prometheus_reporter_to_the_gateway_classpath():
+    """The local mini-cluster finds metric reporters on its classpath only (not in
+    ``plugins/``); PyFlink's gateway puts ``HADOOP_CLASSPATH`` on it. Must happen before
+    the first job launches the gateway."""
+    import pyflink
+
+    jar = os.path.join(os.path.dirname(os.path.abspath(pyflink.__file__)), "plugins",
+                       "metrics-prometheus", "flink-metrics-prometheus-2.3.0.jar")
+    if os.path.exists(jar):
+        current = os.environ.get("HADOOP_CLASSPATH")
+        os.environ["HADOOP_CLASSPATH"] = os.pathsep.join(filter(None, [current, jar]))
+
+
+_add_prometheus_reporter_to_the_gateway_classpath()
+
+
 def flink_configuration(**options):
     from pyflink.common import Configuration
 
