@@ -8,7 +8,12 @@ from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent, MemoryUpdateEvent, OutputEvent
 from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from runtime.agents_for_tests import broken_call, log_call, sleep_then, wait_for_two_more_checkpoints
+from runtime.agents_for_tests import (
+    broken_call,
+    log_call,
+    sleep_then,
+    wait_for_two_more_checkpoints,
+)
 
 
 def wait_for_file(path):
