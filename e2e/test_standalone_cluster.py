@@ -70,9 +70,12 @@ def test_two_python_workers_share_pgvector_and_every_key_reads_only_its_own_note
 
 def test_the_embedded_store_in_two_python_workers_fails_the_job_with_a_clear_message(
         cluster, scratch):
+    rendezvous = scratch / "rendezvous"  # both workers' first actions overlap: no lucky timing
+    rendezvous.mkdir()
     client = cluster.run("-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", "e2e-embedded",
                          "--keys", str(KEYS), "--notes", str(NOTES), "--mode", "process",
-                         "--parallelism", "2", "--hold-ms", "300", "--base-dir", str(scratch))
+                         "--parallelism", "2", "--hold-ms", "300", "--base-dir", str(scratch),
+                         "--rendezvous", str(rendezvous))
     output = client.stdout + client.stderr
     assert client.returncode != 0
     assert (f"EmbeddedStoreInUseError: the embedded vector store in {scratch}/e2e-embedded/"
@@ -86,8 +89,8 @@ def test_the_embedded_store_in_two_python_workers_fails_the_job_with_a_clear_mes
         acquire_memory,
     )
 
-    deadline = time.monotonic() + 30
-    while True:  # the failed job's workers may take a moment to exit and unlock
+    deadline = time.monotonic() + 45
+    while True:  # the failed job's workers exit (and unlock) once their calls returned
         try:
             memory, release = acquire_memory(StoreSpec("e2e-embedded", base_dir=scratch))
             break

@@ -36,6 +36,8 @@ def main() -> None:
     parser.add_argument("--parallelism", type=int, default=2)
     parser.add_argument("--vector-store", help="LongTermMemoryOptions.VECTOR_STORE as JSON")
     parser.add_argument("--base-dir", help="LongTermMemoryOptions.BASE_DIR")
+    parser.add_argument("--rendezvous", help="a folder where the first actions of two Python "
+                        "workers wait for each other, so both hold their store at once")
     args = parser.parse_args()
 
     config = Configuration()
@@ -53,7 +55,8 @@ def main() -> None:
         agents.set(LongTermMemoryOptions.BASE_DIR, args.base_dir)
 
     hold_s = args.hold_ms / 1000
-    inputs = [json.dumps([f"key-{k:02d}", n, hold_s])
+    meet = [args.rendezvous] if args.rendezvous else []
+    inputs = [json.dumps([f"key-{k:02d}", n, hold_s, *meet])
               for n in range(args.notes) for k in range(args.keys)]
     stream = env.from_collection(inputs, type_info=Types.STRING())
     results = (agents_env.from_datastream(stream, key_selector=lambda r: json.loads(r)[0])

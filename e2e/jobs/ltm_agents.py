@@ -9,8 +9,19 @@ from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent, OutputEvent
 
 
-def write_then_read(notes, key, n, hold_s):
+def meet_the_other_workers(folder, workers, timeout_s=15.0):
+    """Say this Python worker holds the store open, then wait until ``workers`` did so
+    (or the job is cancelled): every worker holds its store at the same time."""
+    open(os.path.join(folder, f"worker-{os.getpid()}"), "w").close()
+    deadline = time.monotonic() + timeout_s
+    while len(os.listdir(folder)) < workers and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def write_then_read(notes, key, n, hold_s, rendezvous=None):
     """On a worker thread of the operator's pool, bound to the key that obtained the set."""
+    if rendezvous:
+        meet_the_other_workers(rendezvous, workers=2)
     [note_id] = notes.add(f"{key} note {n}")
     time.sleep(hold_s)  # keeps calls of several keys in flight at once
     return note_id, sorted(item.value for item in notes.get(limit=1000))
@@ -21,8 +32,9 @@ class NoteTakingAgent(Agent):
 
     @action(InputEvent)
     async def take_note(event, ctx):
-        key, n, hold_s = json.loads(event.input)
+        key, n, hold_s, *rendezvous = json.loads(event.input)
         notes = ctx.long_term_memory.get_memory_set("notes")
-        note_id, seen = await ctx.durable_execute_async(write_then_read, notes, key, n, hold_s)
+        note_id, seen = await ctx.durable_execute_async(write_then_read, notes, key, n, hold_s,
+                                                        *rendezvous)
         ctx.send_event(OutputEvent(json.dumps({
             "key": key, "n": n, "id": note_id, "seen": seen, "pid": os.getpid()})))
