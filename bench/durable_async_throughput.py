@@ -12,7 +12,9 @@ and job start-up are left out.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import sysconfig
 import tempfile
@@ -81,6 +83,7 @@ def run(agent, keys: int, events_per_key: int) -> float:
 
 def main() -> int:
     scratch = tempfile.mkdtemp(prefix="flink-agents-ltm-bench-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     os.environ.setdefault("JVM_ARGS", f"-Djava.io.tmpdir={scratch}")
     os.environ.setdefault("FLINK_LOG_DIR", scratch)
     parking, blocking = build_agents()

@@ -5,6 +5,7 @@ interpreter needs the venv's site-packages and this checkout on its path).
 Flink's temp files and logs go to one folder removed at the end of the session.
 """
 
+import atexit
 import os
 import shutil
 import sys
@@ -22,6 +23,7 @@ os.environ.setdefault("TMPDIR", os.path.join(_scratch, "py"))
 os.environ.setdefault("JVM_ARGS", f"-Djava.io.tmpdir={os.path.join(_scratch, 'jvm')}")
 os.environ.setdefault("FLINK_LOG_DIR", os.path.join(_scratch, "log"))
 tempfile.tempdir = None  # re-read TMPDIR
+atexit.register(shutil.rmtree, _scratch, ignore_errors=True)  # also when no job ran
 
 
 def _add_prometheus_reporter_to_the_gateway_classpath():
