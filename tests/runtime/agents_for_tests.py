@@ -108,6 +108,19 @@ def wait_for_two_more_checkpoints(checkpoint_dir):
     return completed_checkpoints(checkpoint_dir)
 
 
+async def fail_once_after_two_checkpoints(ctx, work_dir):
+    """The injected failure: the first time only (a marker file survives the restart),
+    after two more checkpoints completed, so that recovery restores a checkpoint taken
+    while this action was in flight."""
+    marker = os.path.join(work_dir, "failed-once")
+    if os.path.exists(marker):
+        return
+    await ctx.durable_execute_async(wait_for_two_more_checkpoints,
+                                    os.path.join(work_dir, "checkpoints"))
+    open(marker, "w").close()
+    raise RuntimeError("injected failure after a completed checkpoint")
+
+
 class CountingAgent(Agent):
     """Counts inputs per key in short-term memory; fails once, after the durable call
     of the trigger input was recorded and a later checkpoint completed. An input is
@@ -119,12 +132,8 @@ class CountingAgent(Agent):
         count = (ctx.short_term_memory.get("count") or 0) + 1
         ctx.short_term_memory.set("count", count)
         await ctx.durable_execute_async(log_call, work_dir, key, n)
-        marker = os.path.join(work_dir, "failed-once")
-        if is_trigger and not os.path.exists(marker):
-            await ctx.durable_execute_async(wait_for_two_more_checkpoints,
-                                            os.path.join(work_dir, "checkpoints"))
-            open(marker, "w").close()
-            raise RuntimeError("injected failure after a completed checkpoint")
+        if is_trigger:
+            await fail_once_after_two_checkpoints(ctx, work_dir)
         ctx.send_event(OutputEvent((key, n, count)))
 
 

@@ -6,13 +6,12 @@ answer 1 asks for ``peek`` twice, answer 2 ends the chat.
 """
 
 import json
-import os
 
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.chat_models import ChatMessage, ToolContext, tool
 from flink_agents_ltm.api.events import InputEvent, OutputEvent
 from flink_agents_ltm.runtime.chat_loop import ChatLoop, ChatScope
-from runtime.agents_for_tests import wait_for_two_more_checkpoints
+from runtime.agents_for_tests import fail_once_after_two_checkpoints
 
 MODEL = "scripted"
 
@@ -46,12 +45,8 @@ async def count_chat_then_wait(event, ctx, chat):
     count = (ctx.short_term_memory.get("count") or 0) + 1
     ctx.short_term_memory.set("count", count)
     reply = await chat(ctx, key, n)
-    marker = os.path.join(work_dir, "failed-once")
-    if is_trigger and not os.path.exists(marker):
-        await ctx.durable_execute_async(wait_for_two_more_checkpoints,
-                                        os.path.join(work_dir, "checkpoints"))
-        open(marker, "w").close()
-        raise RuntimeError("injected failure after a checkpoint taken while waiting")
+    if is_trigger:
+        await fail_once_after_two_checkpoints(ctx, work_dir)
     await ctx.durable_execute_async(nap)
     ctx.send_event(OutputEvent((key, n, count, json.loads(reply.content),
                                 ctx.short_term_memory.get("tool_note"))))

@@ -25,6 +25,7 @@ from runtime.chat_agents_for_tests import (
     ChatCountingAgent,
     SharedCacheChatCountingAgent,
 )
+from runtime.flink_options import checkpointing
 
 KEYS = 3
 INPUTS = 36
@@ -47,12 +48,7 @@ def model_script(request):
 
 def run_job(flink_env, work_dir, backend, retained, agent):
     with ScriptedServer(model_script) as server:
-        env = flink_env(**{
-            "state.backend.type": backend,
-            "execution.checkpointing.interval": "200 ms",
-            "execution.checkpointing.dir": f"file://{work_dir}/checkpoints",
-            "execution.checkpointing.unaligned.enabled": "true",
-        })
+        env = flink_env(**checkpointing(work_dir, **{"state.backend.type": backend}))
         agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
         agents_env.get_config().set(AgentsOptions.RETAIN_ACTION_STATE, retained)
         agents_env.add_resource(MODEL, ResourceType.CHAT_MODEL, ResourceDescriptor(

@@ -13,6 +13,7 @@ from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment
 from runtime.agents_for_tests import CountingAgent
+from runtime.flink_options import checkpointing
 
 KEYS = 6
 INPUTS = 600
@@ -25,12 +26,7 @@ pytestmark = pytest.mark.cluster
 def recovered_run(request, flink_env, tmp_path_factory):
     backend = request.param
     work_dir = str(tmp_path_factory.mktemp(f"exactly-once-{backend}"))
-    env = flink_env(**{
-        "state.backend.type": backend,
-        "execution.checkpointing.interval": "200 ms",
-        "execution.checkpointing.dir": f"file://{work_dir}/checkpoints",
-        "execution.checkpointing.unaligned.enabled": "true",
-    })
+    env = flink_env(**checkpointing(work_dir, **{"state.backend.type": backend}))
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
 
     def to_input(n, work_dir=work_dir):

@@ -13,6 +13,7 @@ from pyflink.common import Types, WatermarkStrategy
 from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
+from runtime.flink_options import checkpointing
 from runtime.metrics_agents import MetricsAgent, ReplayAgent
 
 pytestmark = pytest.mark.cluster
@@ -140,11 +141,7 @@ def test_after_a_restart_the_recorded_call_is_counted_as_replayed_not_submitted(
         flink_env, tmp_path):
     work_dir = str(tmp_path)
     port = free_port()
-    env = flink_env(**reporter_options(port), **{
-        "execution.checkpointing.interval": "200 ms",
-        "execution.checkpointing.dir": f"file://{work_dir}/checkpoints",
-        "execution.checkpointing.unaligned.enabled": "true",
-    })
+    env = flink_env(**reporter_options(port), **checkpointing(work_dir))
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
 
     def to_input(n, work_dir=work_dir):
