@@ -37,3 +37,18 @@ class MemoryObservation:
             "key": self.key,
             "observation_id": self.observation_id,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ActionMemoryOutcome:
+    """What an action did to long-term memory, reported to the runtime when it ends.
+
+    ``observations`` become memory events (empty when the action failed or ran
+    suppressed). ``items_added`` counts the items the action stored, whatever its
+    outcome: a key that ever stored an item keeps its input counter in Flink state,
+    since that counter is part of every replay-stable item id
+    (see :mod:`~flink_agents_ltm.api.memory.write_position`).
+    """
+
+    observations: tuple[MemoryObservation, ...] = ()
+    items_added: int = 0

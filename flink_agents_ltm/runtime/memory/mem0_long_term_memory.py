@@ -28,7 +28,11 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     empty_key_message,
     unbound_message,
 )
-from flink_agents_ltm.api.memory.observation import MemoryObservation, MemoryOp
+from flink_agents_ltm.api.memory.observation import (
+    ActionMemoryOutcome,
+    MemoryObservation,
+    MemoryOp,
+)
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
 from flink_agents_ltm.runtime.memory.mem0_scope import (
     RESERVED_METADATA,
@@ -199,6 +203,10 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         """Forget an action's observations (it failed). Its Mem0 writes stay."""
         self._observations.discard(observation_id)
 
+    def end_action(self, observation_id: str, completed: bool) -> ActionMemoryOutcome:
+        observations, added = self._observations.end(observation_id, completed)
+        return ActionMemoryOutcome(tuple(observations), added)
+
     # ------------------------------------------------------------- item operations (any thread)
 
     def add(
@@ -224,6 +232,8 @@ class Mem0LongTermMemory(BaseLongTermMemory):
                 f"add to memory set '{memory_set.name}' of key '{memory_set.partition_key}' "
                 f"failed ({type(error).__name__}: {error}); {undone} of the {len(added)} items "
                 "this call had already stored were removed again") from error
+        if memory_set.observation_id:
+            self._observations.count_added(memory_set.observation_id, len(added))
         self._observe_set(memory_set, MemoryOp.ADD, added)
         return added
 

@@ -16,6 +16,18 @@ class ObservationLog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: dict[str, list[MemoryObservation]] = defaultdict(list)
+        self._added: dict[str, int] = defaultdict(int)  # items stored, per action
+
+    def count_added(self, observation_id: str, items: int) -> None:
+        with self._lock:
+            self._added[observation_id] += items
+
+    def end(self, observation_id: str, completed: bool) -> tuple[list[MemoryObservation], int]:
+        """An action ended: its observations (none if it failed) and the items it stored."""
+        with self._lock:
+            observations = self._pending.pop(observation_id, [])
+            added = self._added.pop(observation_id, 0)
+        return (observations if completed else []), added
 
     def record(self, observation: MemoryObservation) -> None:
         with self._lock:
