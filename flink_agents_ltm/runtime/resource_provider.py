@@ -38,6 +38,12 @@ class ResourceProvider:
             self._declared[name] = declared
         self._mailbox_check = mailbox_check
 
+    def open(self) -> None:
+        """The operator opens (mailbox thread): build and check what must fail at job start."""
+
+    def close(self) -> None:
+        """The operator closes: give back what :meth:`open` and lookups acquired."""
+
     def get(self, name: str, resource_type: ResourceType | str | None = None) -> Any:
         """The resource ``name`` (mailbox thread only: resources are not shared with
         worker threads unless the action hands them over)."""
