@@ -6,7 +6,19 @@ import os
 import shutil
 import tempfile
 
+import pytest
+
 _home = tempfile.mkdtemp(prefix="flink-agents-ltm-tests-")
 os.environ.setdefault("FLINK_AGENTS_LTM_HOME", _home)
 os.environ.setdefault("MEM0_DIR", os.path.join(_home, "mem0"))
 atexit.register(shutil.rmtree, _home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pgvector_session():
+    """One pgvector server per session (scripts/pgvector-server), started on first use:
+    ``(vector_store, folder, seconds_to_start)``."""
+    from tests.pgvector.server import pgvector_server
+
+    with pgvector_server() as server:
+        yield server

@@ -37,6 +37,7 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     UnboundMemorySetError,
 )
 from flink_agents_ltm.bridge.memory_sets import to_python_memory_set
+from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
 
 __all__ = [
     "ERROR_KINDS",
@@ -206,10 +207,8 @@ def open_long_term_memory(job_id: str, config: Mapping[str, Any] | None = None) 
     empty); answers the handle Java passes to :func:`gateway`. ``config`` maps option keys
     to values; the vector store may be Mem0-format JSON text (see :func:`_from_java`)."""
     def call():
-        from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
-
-        ltm = Mem0LongTermMemory.from_config(job_id, _from_java(config),
-                                             mailbox_check=_never_off_mailbox)
+        ltm = build_long_term_memory(None, job_id, _from_java(config), _never_off_mailbox,
+                                     resources=None)
         handle = f"ltm-{next(_handles)}"
         with _gateways_lock:
             _gateways[handle] = JavaLongTermMemoryGateway(ltm)

@@ -73,8 +73,6 @@ class ResourceProvider:
             return _built[cache_key]
 
     def for_long_term_memory(self, kind: str, name: str) -> Any:
-        """The resource ``name`` of ``kind`` as Mem0 uses it: our chat and embedding models
-        wrapped as Mem0 providers (any thread: Mem0 is built where LTM is first used)."""
-        from flink_agents_ltm.integrations.mem0.model_providers import as_mem0_provider
-
-        return as_mem0_provider(kind, self.resolve(name, ResourceType(kind)))
+        """The resource ``name`` of ``kind`` for the long-term memory factory, which adapts it
+        to its store (any thread: the memory is built where it is first used)."""
+        return self.resolve(name, ResourceType(kind))

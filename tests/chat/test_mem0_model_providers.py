@@ -14,6 +14,7 @@ from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
 from flink_agents_ltm.integrations.embedding_models.ollama import OllamaEmbeddingModelSetup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
+from flink_agents_ltm.integrations.mem0.model_providers import as_mem0_provider
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
 from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
@@ -96,8 +97,10 @@ def test_the_embedding_length_is_probed_once_when_not_declared(provider_server):
 
 def test_one_resource_is_one_mem0_provider_so_subtasks_share_one_mem0_client(provider_server):
     resources = resource_provider(provider_server)
-    first = resources.for_long_term_memory("chat_model", "extractor")
-    assert first is resources.for_long_term_memory("chat_model", "extractor")
+    first = as_mem0_provider("chat_model", resources.for_long_term_memory("chat_model",
+                                                                          "extractor"))
+    assert first is as_mem0_provider("chat_model",
+                                     resources.for_long_term_memory("chat_model", "extractor"))
     assert first.model is resources.resolve("extractor")
 
 

@@ -12,8 +12,8 @@ import uuid
 import pytest
 
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.integrations.mem0.scope import mem0_id
 from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
-from flink_agents_ltm.runtime.memory.mem0_scope import mem0_id
 
 MEM0_CALLS = ("add", "get", "get_all", "search", "delete", "delete_all", "update", "history")
 

@@ -69,23 +69,20 @@ def test_ids_and_filters_together_are_refused(notes):
         notes.get(["x"], filters={"kind": "tea"})
 
 
-def test_a_mem0_failure_mid_add_removes_what_the_call_stored_and_says_so(
+def test_a_store_failure_during_a_batched_add_stores_none_of_it_and_says_so(
         ltm, mem0_memory, monkeypatch):
     ltm.switch_context("k1", "obs-1", False)
     notes = ltm.get_memory_set("notes")
     [stored_id] = notes.add("already stored")
-    real_add, calls = mem0_memory.add, []
 
-    def failing_on_the_third(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:
-            raise ConnectionError("vector store went away")
-        return real_add(*args, **kwargs)
+    def failing_insert(*args, **kwargs):
+        raise ConnectionError("vector store went away")
 
-    monkeypatch.setattr(mem0_memory, "add", failing_on_the_third)
-    with pytest.raises(LongTermMemoryError, match="2 of the 2 items .* removed again") as error:
+    monkeypatch.setattr(mem0_memory.vector_store.inner, "insert", failing_insert)
+    with pytest.raises(LongTermMemoryError, match="none of its 3 items is stored") as error:
         notes.add(["one", "two", "three"])
     assert "vector store went away" in str(error.value)
+    assert "memory set 'notes' of key 'k1'" in str(error.value)
     assert rows_of(mem0_memory, "k1") == ["already stored"]
     assert [o.ids for o in ltm.drain_observations("obs-1")] == [(stored_id,)]
 

@@ -1,6 +1,7 @@
 """The default with no configuration: MiniLM from its wheel, embedded Qdrant, offline, infer off."""
 
 import os
+import stat
 import subprocess
 import sys
 
@@ -41,10 +42,14 @@ def test_without_a_chat_model_items_are_stored_exactly_as_given(default_ltm):
     assert [item.value for item in notes.get(item_id)] == [text]
 
 
-def test_each_job_gets_its_own_folder_under_the_base_dir(default_ltm, base_dir):
+def test_each_job_gets_its_own_private_folder_under_the_base_dir_and_no_history(
+        default_ltm, base_dir):
     job_dir = base_dir / "support%20bot%2F1"
     assert (job_dir / "qdrant").is_dir()
-    assert (job_dir / "history.db").is_file()
+    assert not (job_dir / "history.db").exists()  # deleted text must not survive in a history
+    modes = {path.name: stat.S_IMODE(path.stat().st_mode)
+             for path in [job_dir, *job_dir.rglob("*")]}
+    assert {name for name, mode in modes.items() if mode & 0o077} == set(), modes
     assert os.environ["MEM0_TELEMETRY"] == "false"
 
 

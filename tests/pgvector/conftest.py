@@ -1,17 +1,9 @@
-"""One pgvector server per session, started by scripts/pgvector-server."""
+"""A table of its own on the session's pgvector server (``pgvector_session``, tests/conftest.py)."""
 
 import copy
 import uuid
 
 import pytest
-
-from tests.pgvector.server import pgvector_server
-
-
-@pytest.fixture(scope="session")
-def pgvector_session():
-    with pgvector_server() as server:
-        yield server
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ They live in a module (not in the tests) because the job pickles them by
 reference: the embedded interpreter imports this module by the same name.
 """
 
+import dataclasses
 import glob
 import os
 import random
@@ -15,7 +16,6 @@ from flink_agents_ltm.api.events import Event, InputEvent, MemoryUpdateEvent, Ou
 from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
-from flink_agents_ltm.runtime.memory.mem0_scope import Mem0Scope, mem0_id
 
 IN_MEMORY_QDRANT = {"provider": "qdrant",
                     "config": {"collection_name": "race", "path": ":memory:"}}
@@ -72,8 +72,8 @@ class SharedCurrentKeyMemory(Mem0LongTermMemory):
     """The bug of the seeds: item operations read the operator's current key."""
 
     def _scope(self, memory_set, operation):
-        key = self._context.partition_key
-        return Mem0Scope(self._user_id, mem0_id(key), mem0_id(memory_set.name))
+        scope = super()._scope(memory_set, operation)
+        return dataclasses.replace(scope, partition_key=self._context[0])
 
 
 def shared_current_key_memory(job_id, config, mailbox_check, *, resources):

@@ -22,14 +22,49 @@ This module imports nothing from the runtime.
 
 from __future__ import annotations
 
+import json
+import logging
+import threading
+import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flink_agents_ltm.api.configuration import ConfigOption
+from flink_agents_ltm.api.configuration import ConfigOption, Configuration
+from flink_agents_ltm.api.memory.errors import (
+    EmptyPartitionKeyError,
+    LongTermMemoryError,
+    MailboxThreadError,
+    UnboundMemorySetError,
+    empty_key_message,
+    unbound_message,
+)
+from flink_agents_ltm.api.memory.filters import check_filters
+from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
+from flink_agents_ltm.api.memory.observation import (
+    ActionMemoryOutcome,
+    MemoryObservation,
+    MemoryOp,
+    ObservationLog,
+)
+from flink_agents_ltm.api.memory.validation import (
+    SCOPE_FIELDS,
+    MemoryLimits,
+    check_ids,
+    check_limit,
+    check_metadata,
+    check_name,
+    check_query,
+    check_text,
+    check_values,
+    refuse_scope_fields,
+)
+from flink_agents_ltm.api.memory.write_position import current_write_position
+from flink_agents_ltm.api.redaction import redact_text
 
 __all__ = [
     "BaseLongTermMemory",
@@ -37,58 +72,30 @@ __all__ = [
     "LongTermMemoryError",
     "LongTermMemoryOptions",
     "MailboxThreadError",
+    "MemoryLimits",
+    "MemoryScope",
     "MemorySet",
     "MemorySetItem",
+    "NewItem",
     "UnboundMemorySetError",
+    "empty_key_message",
+    "unbound_message",
 ]
 
+log = logging.getLogger(__name__)
 
-class UnboundMemorySetError(ValueError):
-    """The memory set carries no partition key (it was never bound to an action).
-
-    Mem0 drops a missing ``agent_id`` from its filters, which would widen the
-    operation to every key of the job, so the operation is refused instead.
-    """
-
-
-class EmptyPartitionKeyError(ValueError):
-    """The partition key is the empty (or whitespace-only) string.
-
-    ``""`` is a legal Flink key, but Mem0 cannot isolate it: an empty
-    ``agent_id`` would widen the operation to every key of the job.
-    """
-
-
-class MailboxThreadError(RuntimeError):
-    """A mailbox-only operation was called from another thread."""
-
-
-class LongTermMemoryError(RuntimeError):
-    """The memory backend failed during an operation; the message says what was undone."""
-
-
-def _refused(operation: str, set_name: str | None) -> str:
-    target = f"memory set '{set_name}'" if set_name is not None else "long-term memory"
-    return f"{operation} on {target} refused: "
-
-
-def unbound_message(operation: str, set_name: str | None) -> str:
-    return _refused(operation, set_name) + (
-        "no partition key is bound. A memory set is bound to the key of the action that "
-        "obtained it; obtain it inside a keyed action with "
-        "ctx.long_term_memory.get_memory_set(name) (after the operator switched context) "
-        "instead of building, unpickling or keeping it across actions. Refusing rather than "
-        "widening the operation to every key of the job."
-    )
-
-
-def empty_key_message(operation: str, set_name: str | None) -> str:
-    return _refused(operation, set_name) + (
-        "the partition key is empty or whitespace-only. Mem0 cannot isolate such a key (it "
-        "would widen the operation to every key of the job), so long-term memory is not "
-        "available for it. Key the stream on a non-empty value, for example map empty keys to "
-        "a placeholder in the key selector."
-    )
+# Fields a store writes into every row itself (Mem0's); caller metadata may not set them.
+RESERVED_METADATA = SCOPE_FIELDS | {
+    "actor_id", "role", "data", "hash", "created_at", "updated_at", "id",
+    "text_lemmatized", "attributed_to", "expiration_date", "memory_type",
+}
+_DEFAULTS = MemoryLimits()
+_ITEM_OPTION = "long-term-memory.max-item-length"
+_QUERY_OPTION = "long-term-memory.max-query-length"
+_NAME_OPTION = "long-term-memory.max-name-length"
+_METADATA_OPTION = "long-term-memory.max-metadata-length"
+# Replay-stable item ids are name-based UUIDs in this namespace (uuid5).
+ITEM_ID_NAMESPACE = uuid.UUID("5f0c1e3a-8a9e-4d47-9a51-1f6c0b2a7d10")
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,20 +182,132 @@ def _restore_memory_set(name: str) -> MemorySet:
     return MemorySet(name=name)
 
 
-class BaseLongTermMemory(ABC):
-    """The long-term memory of one operator, shared by all of its keys.
+@dataclass(frozen=True, slots=True)
+class MemoryScope:
+    """Where one operation acts, built once per operation from a bound set and checked.
 
-    Memory-set management acts on the key currently in scope and is
-    mailbox-thread only; item operations take every bit of scope from the set
-    they are given and may run on any thread.
+    Implementations receive it in their ``_add``/``_get``/``_search``/``_delete``
+    and must confine the operation to rows of exactly this job, key and set.
     """
 
-    @abstractmethod
-    def get_memory_set(self, name: str) -> MemorySet:
-        """Get (or implicitly create) the set ``name`` of the key in scope, bound to
-        the current action. Mailbox thread only."""
+    job_id: str
+    partition_key: str
+    set_name: str
+    observation_id: str | None = None
+    suppressed: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("job_id", "partition_key", "set_name"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"MemoryScope.{name} must be a non-empty str, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class NewItem:
+    """An item to store under ``id`` (the base class mints it; stores must keep it)."""
+
+    id: str
+    value: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+class BaseLongTermMemory(ABC):
+    """The long-term memory of one operator, shared by all of its keys: a template.
+
+    The public methods are the whole contract and enforce it for every
+    implementation: the mailbox-thread rule, the key checks (unbound and empty
+    keys refused before anything reaches a store, each with its own message),
+    one validation of names, values, queries, metadata and filters, scope
+    fields that callers can never set, by-id access confined to the set, the
+    item ids (replay-stable inside an action, see
+    :mod:`~flink_agents_ltm.api.memory.write_position`) and the observations.
+    An implementation writes only the small core: :meth:`_add`, :meth:`_get`,
+    :meth:`_search`, :meth:`_delete` and :meth:`_erase_key`, each given a
+    checked :class:`MemoryScope`.
+
+    Threading: ``switch_context``, ``get_memory_set``, ``delete_memory_set`` and
+    ``end_action`` run on the mailbox thread (the one that built this memory,
+    unless ``mailbox_check`` says otherwise); the item operations and
+    ``erase_key`` run on any thread, so the core must be thread-safe.
+    """
+
+    #: Search options an implementation understands besides ``limit`` and ``filters``.
+    search_options: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, job_id: str, mailbox_check: Callable[[], None] | None = None, *,
+                 limits: MemoryLimits | None = None):
+        self._limits = limits or MemoryLimits()
+        if not isinstance(job_id, str) or not job_id.strip():
+            raise ValueError(f"job_id must be a non-empty string, got {job_id!r}")
+        self._job_id = check_name(job_id, "job_id", self._limits, _NAME_OPTION)
+        self._mailbox_check = mailbox_check or MailboxThreadCheck()
+        self._context: tuple[str | None, str | None, bool] = (None, None, False)
+        self._observations = ObservationLog()
+        self._minted_lock = threading.Lock()
+        self._minted: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+
+    @property
+    def job_id(self) -> str:
+        return self._job_id
+
+    @property
+    def limits(self) -> MemoryLimits:
+        return self._limits
+
+    # ------------------------------------------------------------ the core (implementations)
 
     @abstractmethod
+    def _add(self, scope: MemoryScope, items: Sequence[NewItem]) -> list[str]:
+        """Store ``items`` under their ids, writing again (not appending) where an id is
+        already stored; returns the ids stored, in input order. A failure must leave none
+        of the call's items visible, or raise :class:`LongTermMemoryError` saying what stays."""
+
+    @abstractmethod
+    def _get(self, scope: MemoryScope, ids: Sequence[str] | None,
+             filters: Mapping[str, Any] | None, limit: int) -> list[MemorySetItem]:
+        """Items of ``scope`` with these ids (in their order; ids outside the scope are not
+        found), or up to ``limit`` items matching ``filters`` when ``ids`` is None."""
+
+    @abstractmethod
+    def _search(self, scope: MemoryScope, query: str, limit: int,
+                filters: Mapping[str, Any] | None,
+                options: Mapping[str, Any]) -> list[MemorySetItem]:
+        """Up to ``limit`` items of ``scope`` most similar to ``query``, best first."""
+
+    @abstractmethod
+    def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
+        """Delete the items of ``scope`` with these ids (others are never touched), or all
+        of them when ``ids`` is None, text included; returns the ids deleted."""
+
+    @abstractmethod
+    def _erase_key(self, job_id: str, partition_key: str) -> int:
+        """Delete every item of every set of this key, text included; returns how many."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, nothing to give back by default
+        """The operator closes: give back shared clients."""
+
+    # ------------------------------------------------------------ context (mailbox thread)
+
+    def switch_context(self, partition_key: Any, observation_id: str | None = None,
+                       observation_suppressed: bool = False) -> None:
+        """Record the key and observation context of the next action. Never validates:
+        a job with an empty key runs until it actually uses long-term memory. The key
+        is kept as its text, ``str(key)``: keys that print alike (``7`` and ``"7"``)
+        share one memory."""
+        key = None if partition_key is None else str(partition_key)
+        self._context = (key, observation_id, bool(observation_suppressed))
+
+    def get_memory_set(self, name: str) -> MemorySet:
+        """Get (or implicitly create) the set ``name`` of the key in scope, bound to the
+        current action. Mailbox thread only."""
+        self._mailbox_check()
+        key, observation_id, suppressed = self._context
+        self._check_key(key, "get_memory_set", name)
+        check_name(name, "memory set name", self._limits, _NAME_OPTION)
+        return MemorySet(name=name, partition_key=key, observation_id=observation_id,
+                         observation_suppressed=suppressed, ltm=self)
+
     def delete_memory_set(self, name: str) -> bool:
         """Delete every item of set ``name`` of the key currently in scope.
 
@@ -197,44 +316,193 @@ class BaseLongTermMemory(ABC):
         ``MemorySet.delete()`` deletes on the set's own key.
         Returns whether the set had any item.
         """
+        self._mailbox_check()
+        key, observation_id, suppressed = self._context
+        self._check_key(key, "delete_memory_set", name)
+        check_name(name, "memory set name", self._limits, _NAME_OPTION)
+        scope = MemoryScope(self._job_id, key, name, observation_id, suppressed)  # type: ignore[arg-type]
+        deleted = self._delete(scope, None)
+        self._observe(scope, MemoryOp.DELETE, deleted)
+        log.info("deleted memory set '%s' of key '%s' (%d items)", name, key, len(deleted))
+        return bool(deleted)
 
-    @abstractmethod
-    def add(
-        self,
-        memory_set: MemorySet,
-        memory_items: str | Sequence[str],
-        metadatas: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
-    ) -> list[str]:
-        """Store ``str`` items; ``metadatas`` is one dict for all or one per item."""
+    def end_action(self, observation_id: str, completed: bool) -> ActionMemoryOutcome:
+        """The action ended: its observations if it completed (dropped if it failed) and
+        how many items it stored either way. Forgets the action."""
+        with self._minted_lock:
+            self._minted.pop(observation_id, None)
+        return self._observations.end(observation_id, completed)
 
-    @abstractmethod
-    def get(
-        self,
-        memory_set: MemorySet,
-        ids: str | Sequence[str] | None = None,
-        filters: Mapping[str, Any] | None = None,
-        limit: int = 100,
-    ) -> list[MemorySetItem]:
+    def drain_observations(self, observation_id: str) -> list[MemoryObservation]:
+        """The observations an action made, once it completed; forgets the action."""
+        return list(self.end_action(observation_id, True).observations)
+
+    def discard_observations(self, observation_id: str) -> None:
+        """Forget an action's observations (it failed). Its writes stay: stores have no
+        transactions across calls."""
+        self.end_action(observation_id, False)
+
+    # ------------------------------------------------------------ item operations (any thread)
+
+    def add(self, memory_set: MemorySet, memory_items: str | Sequence[str],
+            metadatas: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
+            ) -> list[str]:
+        """Store ``str`` items; ``metadatas`` is one dict for all or one per item. Returns
+        their ids in input order."""
+        scope = self._scope(memory_set, "add")
+        values = check_values(memory_items, self._limits, _ITEM_OPTION)
+        metadata = self._metadata_per_item(metadatas, len(values))
+        ids = self._mint(scope, len(values))
+        items = [NewItem(i, v, m) for i, v, m in zip(ids, values, metadata, strict=True)]
+        stored = self._call("add", scope, lambda: self._add(scope, items))
+        self._observe(scope, MemoryOp.ADD, stored)
+        return stored
+
+    def get(self, memory_set: MemorySet, ids: str | Sequence[str] | None = None,
+            filters: Mapping[str, Any] | None = None, limit: int = 100) -> list[MemorySetItem]:
         """Items by id (only ids inside the set's scope are found), or up to ``limit``
         items matching ``filters``."""
+        scope = self._scope(memory_set, "get")
+        if ids is not None:
+            if filters:
+                raise ValueError("get() takes ids or filters, not both")
+            wanted = _well_formed(check_ids(ids))
+            found = self._call("get", scope, lambda: self._get(scope, wanted, None, len(wanted))
+                               ) if wanted else []
+        else:
+            check_limit(limit)
+            checked = check_filters(filters)
+            found = self._call("get", scope, lambda: self._get(scope, None, checked, limit))
+            found = found[:limit]
+        self._observe(scope, MemoryOp.GET, [item.id for item in found])
+        return found
 
-    @abstractmethod
-    def search(
-        self,
-        memory_set: MemorySet,
-        query: str,
-        limit: int = 10,
-        filters: Mapping[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> list[MemorySetItem]:
+    def search(self, memory_set: MemorySet, query: str, limit: int = 10,
+               filters: Mapping[str, Any] | None = None, **options: Any) -> list[MemorySetItem]:
         """At most ``limit`` items most similar to ``query``, best first."""
+        scope = self._scope(memory_set, "search")
+        check_query(query, self._limits, _QUERY_OPTION)
+        check_limit(limit)
+        checked = check_filters(filters)
+        refuse_scope_fields(options, "search options")
+        unknown = set(options) - self.search_options
+        if unknown:
+            supported = ", ".join(["limit", "filters", *sorted(self.search_options)])
+            raise TypeError(f"unknown search option(s) {sorted(unknown)}; supported: {supported}")
+        found = self._call("search", scope,
+                           lambda: self._search(scope, query, limit, checked, options))[:limit]
+        self._observe(scope, MemoryOp.SEARCH, [item.id for item in found], query)
+        return found
 
-    @abstractmethod
-    def delete(
-        self, memory_set: MemorySet, ids: str | Sequence[str] | None = None
-    ) -> list[str]:
+    def delete(self, memory_set: MemorySet, ids: str | Sequence[str] | None = None) -> list[str]:
         """Delete items by id (ids outside the set's scope are never deleted), or all
         items of the set. Returns the ids deleted."""
+        scope = self._scope(memory_set, "delete")
+        if ids is None:
+            deleted = self._call("delete", scope, lambda: self._delete(scope, None))
+        else:
+            wanted = _well_formed(check_ids(ids))
+            deleted = self._call("delete", scope, lambda: self._delete(scope, wanted)
+                                 ) if wanted else []
+        self._observe(scope, MemoryOp.DELETE, deleted)
+        return deleted
+
+    def erase_key(self, partition_key: Any) -> int:
+        """Erase everything this job remembers of ``partition_key``: every item of every
+        set, text included (a right-to-be-forgotten request). Any thread; records no
+        observation. Returns how many items were erased."""
+        key = None if partition_key is None else str(partition_key)
+        self._check_key(key, "erase_key", None)
+        erased = self._erase_key(self._job_id, key)  # type: ignore[arg-type]
+        log.info("erased key '%s' of job '%s' from long-term memory (%d items)", key,
+                 self._job_id, erased)
+        return erased
+
+    # ------------------------------------------------------------ internals
+
+    def _scope(self, memory_set: MemorySet, operation: str) -> MemoryScope:
+        if not isinstance(memory_set, MemorySet):
+            raise TypeError(f"{operation} expects a MemorySet, got {type(memory_set).__name__}")
+        key = memory_set.partition_key
+        self._check_key(key, operation, memory_set.name)
+        check_name(memory_set.name, "memory set name", self._limits, _NAME_OPTION)
+        return MemoryScope(self._job_id, key, memory_set.name,  # type: ignore[arg-type]
+                           memory_set.observation_id or None, memory_set.observation_suppressed)
+
+    def _check_key(self, key: str | None, operation: str, set_name: str | None) -> None:
+        if key is None:
+            raise UnboundMemorySetError(unbound_message(operation, set_name))
+        if not key.strip():
+            raise EmptyPartitionKeyError(empty_key_message(operation, set_name))
+        check_text(key, "partition key")
+        if len(key) > self._limits.max_name_length:
+            raise ValueError(f"partition key has {len(key)} characters, more than the "
+                             f"{self._limits.max_name_length} allowed ({_NAME_OPTION})")
+
+    def _metadata_per_item(self, metadatas: Any, count: int) -> list[dict[str, Any]]:
+        if metadatas is None:
+            return [{} for _ in range(count)]
+        if isinstance(metadatas, Mapping):
+            per_item: list[Any] = [metadatas] * count
+        elif isinstance(metadatas, Sequence) and not isinstance(metadatas, (str, bytes)):
+            per_item = list(metadatas)
+            if len(per_item) != count:
+                raise ValueError(f"got {len(per_item)} metadata dicts for {count} items: pass "
+                                 "one dict for all items or exactly one per item")
+        else:
+            raise TypeError(f"metadatas must be a dict or a list of dicts, got "
+                            f"{type(metadatas).__name__}")
+        return [check_metadata(m, f"metadata {index}", RESERVED_METADATA, self._limits,
+                               _METADATA_OPTION) for index, m in enumerate(per_item)]
+
+    def _mint(self, scope: MemoryScope, count: int) -> list[str]:
+        """Ids for ``count`` new items: replay-stable inside an action (derived from the
+        binding, the write position and the item's ordinal there), random outside one."""
+        if scope.observation_id is None:
+            return [str(uuid.uuid4()) for _ in range(count)]
+        position = current_write_position()
+        with self._minted_lock:
+            counters = self._minted[scope.observation_id]
+            first = counters.get((position, scope.set_name), 0)
+            counters[(position, scope.set_name)] = first + count
+        self._observations.count_added(scope.observation_id, count)
+        return [str(uuid.uuid5(ITEM_ID_NAMESPACE, json.dumps(
+            [scope.job_id, scope.partition_key, scope.set_name, scope.observation_id,
+             position, ordinal], ensure_ascii=False)))
+            for ordinal in range(first, first + count)]
+
+    def _call(self, operation: str, scope: MemoryScope, core: Callable[[], Any]) -> Any:
+        """Run a core call; a store failure becomes a :class:`LongTermMemoryError` naming
+        the operation, set and key, with secrets masked."""
+        try:
+            return core()
+        except LongTermMemoryError:
+            raise
+        except Exception as error:
+            raise LongTermMemoryError(
+                f"{operation} on memory set '{scope.set_name}' of key '{scope.partition_key}' "
+                f"failed: {type(error).__name__}: {redact_text(str(error))}") from error
+
+    def _observe(self, scope: MemoryScope, op: MemoryOp, ids: Sequence[str],
+                 query: str | None = None) -> None:
+        if scope.suppressed or not scope.observation_id or (op is MemoryOp.DELETE and not ids):
+            return  # no action to report to, or a delete that changed nothing
+        self._observations.record(MemoryObservation(
+            op=op, set=scope.set_name, ids=tuple(ids), query=query, key=scope.partition_key,
+            observation_id=scope.observation_id))
+
+
+def _well_formed(ids: list[str]) -> list[str]:
+    """The distinct ids that can name an item (UUIDs), in order; any other id is simply
+    not found, whatever the store would make of it."""
+    seen: dict[str, None] = {}
+    for memory_id in ids:
+        try:
+            uuid.UUID(memory_id)
+        except ValueError:
+            continue
+        seen.setdefault(memory_id)
+    return list(seen)
 
 
 class LongTermMemoryOptions:
@@ -277,11 +545,17 @@ class LongTermMemoryOptions:
         "configured, off otherwise.",
     )
     MAX_ITEM_LENGTH = ConfigOption(
-        "long-term-memory.max-item-length",
-        int,
-        32_768,
-        "Largest item, in characters, that add() accepts.",
-    )
+        _ITEM_OPTION, int, _DEFAULTS.max_item_length,
+        "Largest item, in characters, that add() accepts.")
+    MAX_QUERY_LENGTH = ConfigOption(
+        _QUERY_OPTION, int, _DEFAULTS.max_query_length,
+        "Longest search query, in characters.")
+    MAX_NAME_LENGTH = ConfigOption(
+        _NAME_OPTION, int, _DEFAULTS.max_name_length,
+        "Longest job id, partition key (as text) or memory set name, in characters.")
+    MAX_METADATA_LENGTH = ConfigOption(
+        _METADATA_OPTION, int, _DEFAULTS.max_metadata_length,
+        "Largest metadata of one item, in characters of its JSON text.")
     SEARCH_THRESHOLD = ConfigOption(
         "long-term-memory.search-threshold",
         float,
@@ -294,3 +568,12 @@ class LongTermMemoryOptions:
     def all(cls) -> tuple[ConfigOption, ...]:
         return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
 
+    @classmethod
+    def limits(cls, config: Configuration) -> MemoryLimits:
+        """The size limits ``config`` sets (defaults where it sets none)."""
+        return MemoryLimits(
+            max_item_length=config.get(cls.MAX_ITEM_LENGTH),
+            max_query_length=config.get(cls.MAX_QUERY_LENGTH),
+            max_name_length=config.get(cls.MAX_NAME_LENGTH),
+            max_metadata_length=config.get(cls.MAX_METADATA_LENGTH),
+        )

@@ -8,6 +8,8 @@ way: Mem0 has no transactions.
 
 from __future__ import annotations
 
+import threading
+from collections import defaultdict
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -52,3 +54,32 @@ class ActionMemoryOutcome:
 
     observations: tuple[MemoryObservation, ...] = ()
     items_added: int = 0
+
+
+class ObservationLog:
+    """Observations and stored-item counts per action, until the action ends.
+
+    Worker threads record; the mailbox thread ends the action (completed: its
+    observations are handed over; failed: dropped). One lock, held for dict updates only.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[str, list[MemoryObservation]] = defaultdict(list)
+        self._added: dict[str, int] = defaultdict(int)
+
+    def record(self, observation: MemoryObservation) -> None:
+        with self._lock:
+            self._pending[observation.observation_id].append(observation)
+
+    def count_added(self, observation_id: str, items: int) -> None:
+        with self._lock:
+            self._added[observation_id] += items
+
+    def end(self, observation_id: str, completed: bool) -> ActionMemoryOutcome:
+        """The action ended: its observations in recording order (none if it failed) and
+        the items it stored; forgets both."""
+        with self._lock:
+            observations = self._pending.pop(observation_id, [])
+            added = self._added.pop(observation_id, 0)
+        return ActionMemoryOutcome(tuple(observations) if completed else (), added)

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.api.redaction import redact, redact_text
 from flink_agents_ltm.integrations.mem0 import pgvector_store
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
+from flink_agents_ltm.integrations.mem0.history import without_history
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
 
 import_mem0()
@@ -107,6 +109,20 @@ class StoreSpec:
                           sort_keys=True, default=str)
 
 
+def private_dirs(folder: Path) -> None:
+    """Create ``folder`` (and missing parents below the home) readable by us only: the
+    embedded store holds every remembered text."""
+    folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.chmod(0o700)
+
+
+def private_files(folder: Path) -> None:
+    """Make what a store created under ``folder`` private (0700 folders, 0600 files)."""
+    for path in folder.rglob("*"):
+        path.chmod(0o700 if path.is_dir() else 0o600)
+
+
 def _folder_name(job_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", lambda m: f"%{ord(m.group()):02X}", job_id)
 
@@ -149,11 +165,12 @@ def _build(spec: StoreSpec) -> Memory:
     started = time.monotonic()
     store = spec.resolved_vector_store()
     job_dir = spec.job_dir()
-    job_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        config = MemoryConfig(vector_store=store, history_db_path=str(job_dir / "history.db"))
+    private_dirs(job_dir)
+    try:  # no history database on disk: see history.py
+        config = MemoryConfig(vector_store=store, history_db_path=":memory:")
     except ValidationError as error:
-        raise ValueError(f"invalid vector store configuration {store!r}: {error}") from None
+        raise ValueError(f"invalid vector store configuration {redact(store)!r}: "
+                         f"{redact_text(str(error))}") from None
     embedder = spec.embedder if isinstance(spec.embedder, str) else "minilm"
     config.embedder = EmbedderConfig.model_construct(
         provider=f"flink_agents_{embedder}", config={"embedding_dims": spec.dimensions()})
@@ -175,14 +192,16 @@ def _build(spec: StoreSpec) -> Memory:
             target = ("its connection_string" if where.get("connection_string") else
                       f"{where.get('host')}:{where.get('port')}/{where.get('dbname', 'postgres')}")
             raise ConnectionError(f"cannot connect to the pgvector store at {target}: "
-                                  f"{str(error).strip()}") from error
+                                  f"{redact_text(str(error).strip())}") from None
         raise
+    without_history(memory)
     if not isinstance(spec.embedder, str):
         memory.embedding_model = spec.embedder
     if spec.llm is not None:
         memory.llm = spec.llm
     _check_collection_dimensions(memory, store, spec.dimensions())
     make_thread_safe(memory)
+    private_files(job_dir)
     log.info("opened Mem0 for job '%s' on %s in %.1f s", spec.job_id,
              store["provider"], time.monotonic() - started)
     return memory
@@ -199,6 +218,7 @@ def _check_collection_dimensions(memory: Memory, store: Mapping[str, Any], dims:
     if store["provider"] != "qdrant":
         return
     vs = memory.vector_store
+    _overwrite_deleted_rows(vs)
     vectors = vs.client.get_collection(vs.collection_name).config.params.vectors
     size = getattr(vectors, "size", None)
     if size is not None and size != dims:
@@ -206,6 +226,18 @@ def _check_collection_dimensions(memory: Memory, store: Mapping[str, Any], dims:
         raise ValueError(f"collection '{vs.collection_name}' holds {size}-dimensional vectors "
                          f"but the embedding model produces {dims}; use another collection or "
                          "base dir for this model")
+
+
+def _overwrite_deleted_rows(vs: Any) -> None:
+    """Embedded Qdrant keeps its points in SQLite, which leaves a deleted row's bytes (the
+    remembered text) in free pages; ``secure_delete`` makes SQLite overwrite them, so a
+    deleted item's text leaves the disk with it. Reaches into qdrant-client's local
+    persistence: a test fails loudly if an upgrade moves it."""
+    local = getattr(vs.client, "_client", None)
+    collection = getattr(local, "collections", {}).get(vs.collection_name)
+    storage = getattr(getattr(collection, "storage", None), "storage", None)
+    if storage is not None:
+        storage.execute("PRAGMA secure_delete = ON")
 
 
 def _close(memory: Memory) -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -27,16 +29,18 @@ class SerializedVectorStore:
     def __init__(self, inner: Any):
         object.__setattr__(self, "_inner", inner)
         object.__setattr__(self, "_lock", threading.RLock())
-        object.__setattr__(self, "_wrapped", {})
 
     @property
     def inner(self) -> Any:
         return self._inner
 
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the store's lock around work that uses ``inner`` directly."""
+        with self._lock:
+            yield
+
     def __getattr__(self, name: str) -> Any:
-        wrapped = self._wrapped.get(name)
-        if wrapped is not None:
-            return wrapped
         attribute = getattr(self._inner, name)
         if not callable(attribute) or name.startswith("__"):
             return attribute
@@ -47,11 +51,9 @@ class SerializedVectorStore:
             with lock:
                 return attribute(*args, **kwargs)
 
-        self._wrapped[name] = locked
         return locked
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._wrapped.pop(name, None)
         setattr(self._inner, name, value)
 
 

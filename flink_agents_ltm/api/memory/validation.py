@@ -1,0 +1,204 @@
+"""One validation for every key, set name, value, query and metadata, on every store.
+
+Why here and not in a store: stores disagree about what they accept (a NUL
+character works on embedded Qdrant and fails on PostgreSQL; a ``datetime`` in
+metadata passes one store and breaks another; a lone surrogate is written and
+then cannot be read back). Checking once, before anything reaches a store,
+makes the same input behave the same everywhere and keeps bad input from
+half-writing. Limits are a value object so that a memory carries its own.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "SCOPE_FIELDS",
+    "MemoryLimits",
+    "check_ids",
+    "check_limit",
+    "check_metadata",
+    "check_name",
+    "check_query",
+    "check_text",
+    "check_values",
+    "refuse_scope_fields",
+]
+
+# The fields that carry a memory's scope in every store; callers may never set them.
+SCOPE_FIELDS = frozenset({"user_id", "agent_id", "run_id"})
+
+_BAD_CHARACTER = re.compile("[\x00\ud800-\udfff]")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryLimits:
+    """The largest inputs a long-term memory accepts, in characters (``metadata`` in
+    characters of its JSON text). Bigger inputs are refused with an error naming the
+    option to raise."""
+
+    max_item_length: int = 32_768
+    max_query_length: int = 8_192
+    max_name_length: int = 512
+    max_metadata_length: int = 16_384
+
+    def __post_init__(self) -> None:
+        for name in ("max_item_length", "max_query_length", "max_name_length",
+                     "max_metadata_length"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def check_text(text: str, what: str) -> None:
+    """Refuse NUL characters and lone surrogates: some stores cannot hold them, others
+    store them and then fail to read them back."""
+    bad = _BAD_CHARACTER.search(text)
+    if bad is None:
+        return
+    character = bad.group()
+    kind = "a NUL character" if character == "\x00" else (
+        f"a lone surrogate (U+{ord(character):04X}), which is not valid Unicode text")
+    raise ValueError(f"{what} contains {kind} at position {bad.start()}; no store can keep it "
+                     "reliably, so it is refused (encode binary data, e.g. as base64)")
+
+
+def check_name(value: Any, what: str, limits: MemoryLimits, option: str) -> str:
+    """A job id, partition key or set name: non-empty text within the name limit."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{what} must not be empty or whitespace-only")
+    check_text(value, what)
+    if len(value) > limits.max_name_length:
+        raise ValueError(f"{what} has {len(value)} characters, more than the "
+                         f"{limits.max_name_length} allowed ({option})")
+    return value
+
+
+def check_values(memory_items: Any, limits: MemoryLimits, option: str) -> list[str]:
+    """The items of an ``add``: ``str`` only, never empty, within the item limit."""
+    items = [memory_items] if isinstance(memory_items, str) else memory_items
+    if not isinstance(items, Sequence) or isinstance(items, (bytes, bytearray)):
+        raise TypeError("long-term memory stores str values only; got "
+                        f"{type(memory_items).__name__}. Encode other types (e.g. json.dumps) "
+                        "before adding them")
+    items = list(items)
+    if not items:
+        raise ValueError("add() got no items")
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            raise TypeError(f"long-term memory stores str values only; item {index} is "
+                            f"{type(item).__name__}. Encode it (e.g. json.dumps) before adding")
+        if not item.strip():
+            raise ValueError(f"item {index} is empty: there is nothing to remember")
+        check_text(item, f"item {index}")
+        if len(item) > limits.max_item_length:
+            raise ValueError(f"item {index} has {len(item)} characters, more than the "
+                             f"{limits.max_item_length} allowed ({option}); split or summarize "
+                             "it")
+    return items
+
+
+def check_query(query: Any, limits: MemoryLimits, option: str) -> str:
+    if not isinstance(query, str):
+        raise TypeError(f"search query must be a str, got {type(query).__name__}")
+    if not query.strip():
+        raise ValueError("search query is empty")
+    check_text(query, "search query")
+    if len(query) > limits.max_query_length:
+        raise ValueError(f"search query has {len(query)} characters, more than the "
+                         f"{limits.max_query_length} allowed ({option})")
+    return query
+
+
+def check_limit(limit: Any) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise ValueError(f"limit must be a positive int, got {limit!r}")
+    return limit
+
+
+def check_ids(ids: Any) -> list[str]:
+    id_list = [ids] if isinstance(ids, str) else ids
+    if (not isinstance(id_list, Sequence) or isinstance(id_list, (bytes, bytearray))
+            or not all(isinstance(i, str) for i in id_list)):
+        raise TypeError(f"ids must be a str or a list of str, got {type(ids).__name__}")
+    return list(id_list)
+
+
+def refuse_scope_fields(value: Any, what: str, path: str = "") -> None:
+    """Raise ``ValueError`` if a filter tree, metadata or options name a scope field
+    anywhere (an ``agent_id`` nested in an ``OR`` would otherwise widen a read)."""
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            if key in SCOPE_FIELDS:
+                raise ValueError(
+                    f"{what} may not set '{key}'{f' (at {path})' if path else ''}: the job id, "
+                    "partition key and memory set name scope every operation and cannot be "
+                    "overridden or widened")
+            refuse_scope_fields(inner, what, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, inner in enumerate(value):
+            refuse_scope_fields(inner, what, f"{path}[{index}]")
+
+
+def check_metadata(metadata: Any, what: str, reserved: frozenset[str],
+                   limits: MemoryLimits, option: str) -> dict[str, Any]:
+    """Metadata of one item: a dict of JSON values (str keys; str, int, finite float,
+    bool, None, lists and dicts of those), naming no scope field and no field the
+    store writes itself. Returns a copy."""
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"{what} must be a dict, got {type(metadata).__name__}")
+    refuse_scope_fields(metadata, what)
+    clash = reserved & set(metadata)
+    if clash:
+        raise ValueError(f"{what} uses key(s) {sorted(clash)} that the store writes itself; "
+                         "rename them")
+    size = _check_json(metadata, what, "")
+    if size > limits.max_metadata_length:
+        raise ValueError(f"{what} is {size} characters as JSON, more than the "
+                         f"{limits.max_metadata_length} allowed ({option})")
+    return _copy_json(metadata)
+
+
+def _check_json(value: Any, what: str, path: str) -> int:
+    """Raise naming the first value that is not JSON; returns the approximate JSON size."""
+    where = f" at '{path}'" if path else ""
+    if value is None or isinstance(value, bool):
+        return 5
+    if isinstance(value, str):
+        check_text(value, f"{what}{where}")
+        return len(value) + 2
+    if isinstance(value, int):
+        return len(str(value))
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{what}{where} is {value!r}; JSON has no NaN or infinity")
+        return len(repr(value))
+    if isinstance(value, Mapping):
+        size = 2
+        for key, inner in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{what}{where} has a key of type {type(key).__name__}; "
+                                "metadata keys are str")
+            check_text(key, f"{what} key {key!r}")
+            size += len(key) + 4 + _check_json(inner, what, f"{path}.{key}" if path else key)
+        return size
+    if isinstance(value, (list, tuple)):
+        return 2 + sum(_check_json(inner, what, f"{path}[{i}]") + 1
+                       for i, inner in enumerate(value))
+    raise TypeError(f"{what}{where} is a {type(value).__name__}; metadata values must be JSON "
+                    "(str, int, float, bool, None, lists and dicts of those): convert it, "
+                    "e.g. a datetime with .isoformat()")
+
+
+def _copy_json(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _copy_json(inner) for key, inner in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy_json(inner) for inner in value]
+    return value

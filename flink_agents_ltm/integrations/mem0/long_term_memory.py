@@ -1,0 +1,323 @@
+"""Long-term memory in Mem0: the core of :class:`BaseLongTermMemory` over ``mem0.Memory``.
+
+The base class has already checked the thread, the key, every input and the
+scope when a core method runs here; what is left is Mem0's side: the scope
+mapping (``user_id`` = job, ``agent_id`` = key, ``run_id`` = set, see
+:mod:`.scope`), rows written under the ids the base minted (an upsert, so a
+replay rewrites instead of appending, see :mod:`.row_writes`), reads that only
+ever see rows of the scope, and deletes that leave no text behind (Mem0's
+history database is off, see :mod:`.history`).
+
+With ``infer=True`` (a chat model configured) Mem0's LLM decides what to store
+and gives the rows random ids: those writes are not replay-stable.
+
+Threading: any thread. The vector store is serialized where it is not
+thread-safe (:mod:`.serialized_store`); embedding runs outside that lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from flink_agents_ltm.api.configuration import Configuration
+from flink_agents_ltm.api.memory.filters import matches
+from flink_agents_ltm.api.memory.long_term_memory import (
+    BaseLongTermMemory,
+    LongTermMemoryError,
+    LongTermMemoryOptions,
+    MemoryLimits,
+    MemoryScope,
+    MemorySetItem,
+    NewItem,
+)
+from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.row_writes import RowWriteError, write_rows
+from flink_agents_ltm.integrations.mem0.scope import Mem0Scope, mem0_id
+from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
+
+import_mem0()
+from mem0.utils.lemmatization import lemmatize_for_bm25  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+_PAGE = 1000
+# Row fields besides user metadata that a caller's filter may test.
+_FILTERABLE_FIELDS = ("created_at", "updated_at", "role", "actor_id")
+
+
+class Mem0LongTermMemory(BaseLongTermMemory):
+    """Mem0 scoped as ``user_id`` = job id, ``agent_id`` = key, ``run_id`` = set name.
+
+    ``memory`` is a ``mem0.Memory``; a vector store that is not thread-safe
+    (embedded Qdrant, FAISS) is wrapped so that its calls are serialized.
+    ``mailbox_check`` raises ``MailboxThreadError`` off the mailbox thread; by
+    default the thread that builds this object is the mailbox thread.
+    """
+
+    search_options = frozenset({"threshold", "rerank", "show_expired"})
+
+    def __init__(
+        self,
+        job_id: str,
+        memory: Any,
+        mailbox_check: Callable[[], None] | None = None,
+        *,
+        infer: bool = False,
+        limits: MemoryLimits | None = None,
+        search_threshold: float = 0.0,
+        on_close: Callable[[], None] | None = None,
+    ):
+        super().__init__(job_id, mailbox_check, limits=limits)
+        make_thread_safe(memory)
+        self._memory = memory
+        self._user_id = mem0_id(job_id)
+        self._infer = infer
+        self._search_threshold = search_threshold
+        self._on_close = on_close
+
+    @classmethod
+    def from_config(
+        cls,
+        job_id: str,
+        config: Configuration | Mapping[str, Any] | None = None,
+        mailbox_check: Callable[[], None] | None = None,
+        *,
+        resources: Callable[[str, str], Any] | None = None,
+    ) -> Mem0LongTermMemory:
+        """Build Mem0 from ``LongTermMemoryOptions`` (the embedded default when ``None``).
+
+        ``config`` is a :class:`Configuration` or a mapping of option keys.
+        ``resources(kind, name)`` resolves declared chat models, embedding models and
+        vector stores by name (the runtime passes it); chat and embedding models are
+        wrapped as Mem0 providers here.
+        """
+        from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+        from flink_agents_ltm.integrations.mem0.model_providers import as_mem0_provider
+
+        options = config if isinstance(config, Configuration) else Configuration(
+            LongTermMemoryOptions.all(), config or {})
+
+        def resource(option: Any, kind: str) -> Any:
+            name = options.get(option)
+            if name is None:
+                return None
+            if resources is None:
+                raise ValueError(f"option '{option.key}' names the {kind} '{name}', but no "
+                                 "declared resources are available to resolve it")
+            found = resources(kind, name)
+            return found if kind == "vector_store" else as_mem0_provider(kind, found)
+
+        vector_store = options.get(LongTermMemoryOptions.VECTOR_STORE)
+        if isinstance(vector_store, str):
+            vector_store = resource(LongTermMemoryOptions.VECTOR_STORE, "vector_store")
+        llm = resource(LongTermMemoryOptions.CHAT_MODEL_SETUP, "chat_model")
+        embedder = resource(LongTermMemoryOptions.EMBEDDING_MODEL_SETUP, "embedding_model")
+        base_dir = options.get(LongTermMemoryOptions.BASE_DIR)
+        limits = LongTermMemoryOptions.limits(options)
+        spec = StoreSpec(job_id=job_id, vector_store=vector_store, embedder=embedder or "minilm",
+                         llm=llm, base_dir=Path(base_dir).expanduser() if base_dir else None)
+        memory, release = acquire_memory(spec)
+        infer = options.get(LongTermMemoryOptions.INFER)
+        return cls(
+            job_id, memory, mailbox_check,
+            infer=(llm is not None) if infer is None else infer,
+            limits=limits,
+            search_threshold=options.get(LongTermMemoryOptions.SEARCH_THRESHOLD),
+            on_close=release,
+        )
+
+    @property
+    def memory(self) -> Any:
+        """The underlying ``mem0.Memory``."""
+        return self._memory
+
+    def close(self) -> None:
+        """Give back this operator's share of the Mem0 client (closed with the last share)."""
+        if self._on_close is not None:
+            self._on_close()
+            self._on_close = None
+
+    # ------------------------------------------------------------- the core
+
+    def _mem0_scope(self, scope: MemoryScope) -> Mem0Scope:
+        return Mem0Scope(self._user_id, mem0_id(scope.partition_key), mem0_id(scope.set_name))
+
+    def _add(self, scope: MemoryScope, items: Sequence[NewItem]) -> list[str]:
+        where = self._mem0_scope(scope)
+        if self._infer:
+            return self._add_inferred(scope, where, items)
+        texts = [item.value for item in items]
+        model = self._memory.embedding_model
+        vectors = model.embed_batch(texts, "add") if len(texts) > 1 else [
+            model.embed(texts[0], "add")]
+        now = datetime.now(UTC).isoformat()
+        payloads = [_payload(item, where, now) for item in items]
+        ids = [item.id for item in items]
+        try:
+            write_rows(self._memory.vector_store, ids, vectors, payloads)
+        except RowWriteError as error:
+            raise LongTermMemoryError(
+                f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "
+                f"({redact_text(str(error))}); {error.removed} rows this call had written were "
+                "removed again, so none of its items is stored") from error
+        except Exception as error:
+            raise LongTermMemoryError(
+                f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "
+                f"({type(error).__name__}: {redact_text(str(error))}); none of its "
+                f"{len(items)} items is stored") from error
+        return ids
+
+    def _add_inferred(self, scope: MemoryScope, where: Mem0Scope,
+                      items: Sequence[NewItem]) -> list[str]:
+        """Mem0's LLM extracts memories; it chooses the ids and may store none or several
+        rows per item, so these writes are not replay-stable."""
+        added: list[str] = []
+        try:
+            for item in items:
+                result = self._memory.add(
+                    [{"role": "user", "content": item.value}], user_id=where.user_id,
+                    agent_id=where.agent_id, run_id=where.run_id, metadata=dict(item.metadata),
+                    infer=True)
+                added.extend(r["id"] for r in result["results"] if r.get("event", "ADD") == "ADD")
+        except Exception as error:
+            undone = self._remove(added)
+            raise LongTermMemoryError(
+                f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "
+                f"({type(error).__name__}: {redact_text(str(error))}); {undone} of the "
+                f"{len(added)} items this call had already stored were removed again"
+            ) from error
+        return added
+
+    def _get(self, scope: MemoryScope, ids: Sequence[str] | None,
+             filters: Mapping[str, Any] | None, limit: int) -> list[MemorySetItem]:
+        where = self._mem0_scope(scope)
+        if ids is not None:
+            rows = [row for row in map(self._owned_row(where), ids) if row is not None]
+            return [_item(scope.set_name, row) for row in rows]
+        return [_item(scope.set_name, row) for row in self._fetch(
+            lambda top_k: self._memory.get_all(filters=where.filters(_native(filters)),
+                                               top_k=top_k)["results"],
+            where, filters, limit)]
+
+    def _search(self, scope: MemoryScope, query: str, limit: int,
+                filters: Mapping[str, Any] | None,
+                options: Mapping[str, Any]) -> list[MemorySetItem]:
+        where = self._mem0_scope(scope)
+        options = {"threshold": self._search_threshold, **options}
+        return [_item(scope.set_name, row) for row in self._fetch(
+            lambda top_k: self._memory.search(query, top_k=top_k, filters=where.filters(filters),
+                                              **options)["results"],
+            where, filters, limit)]
+
+    def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
+        where = self._mem0_scope(scope)
+        if ids is None:
+            return self._delete_all(where)
+        owned = self._owned_row(where)
+        found = [memory_id for memory_id in ids if owned(memory_id) is not None]
+        self._remove(found, strict=True)
+        return found
+
+    def _erase_key(self, job_id: str, partition_key: str) -> int:
+        return len(self._delete_all(Mem0Scope(self._user_id, mem0_id(partition_key), None)))
+
+    # ------------------------------------------------------------- internals
+
+    @staticmethod
+    def _fetch(read: Callable[[int], list[dict[str, Any]]], where: Mem0Scope,
+               filters: Mapping[str, Any] | None, limit: int) -> list[dict[str, Any]]:
+        """Rows of ``read(top_k)`` that lie in the scope and match ``filters`` under our
+        filter semantics (stores differ), reading more when those checks dropped rows."""
+        top_k = limit
+        while True:
+            rows = read(top_k)
+            kept = [row for row in rows if where.admits(row) and matches(filters, _fields(row))]
+            if len(kept) >= limit or len(rows) < top_k or top_k >= limit * 64:
+                return kept[:limit]
+            top_k *= 4
+
+    def _owned_row(self, where: Mem0Scope) -> Callable[[str], Mapping[str, Any] | None]:
+        """Look up an id, seeing it only if it lies in ``where``: Mem0's get and delete by
+        id are not scoped, so a foreign id must read as "not found"."""
+
+        def lookup(memory_id: str) -> Mapping[str, Any] | None:
+            row = self._memory.get(memory_id)
+            return row if where.owns(row) else None
+
+        return lookup
+
+    def _delete_all(self, where: Mem0Scope) -> list[str]:
+        deleted: list[str] = []
+        while True:
+            page = self._memory.get_all(filters=where.filters(), top_k=_PAGE,
+                                        show_expired=True)["results"]
+            owned = [row["id"] for row in page if where.owns(row)]
+            self._remove(owned, strict=True)
+            deleted.extend(owned)
+            if len(page) < _PAGE:
+                return deleted
+            if not owned:  # the store's filter let a full page of foreign rows through
+                log.warning("deleting %s stopped early: the store returned %d rows of other "
+                            "scopes for its filter", where, len(page))
+                return deleted
+
+    def _remove(self, ids: Sequence[str], strict: bool = False) -> int:
+        """Delete rows from the vector store itself (``Memory.delete`` would write the old
+        text into Mem0's history). ``strict``: a failure propagates; otherwise it is
+        logged and the count says how many were removed."""
+        removed = 0
+        for memory_id in ids:
+            try:
+                self._memory.vector_store.delete(vector_id=memory_id)
+                removed += 1
+            except Exception:
+                if strict:
+                    raise
+                log.exception("could not remove item %s after a failed add", memory_id)
+        return removed
+
+
+def _payload(item: NewItem, where: Mem0Scope, now: str) -> dict[str, Any]:
+    """The row Mem0's ``add(infer=False)`` would store for this item (a test compares the
+    two, so a Mem0 upgrade that changes its rows fails loudly)."""
+    payload = dict(item.metadata)
+    payload.update(
+        user_id=where.user_id, agent_id=where.agent_id, run_id=where.run_id, role="user",
+        data=item.value, hash=hashlib.md5(item.value.encode()).hexdigest(),
+        created_at=now, updated_at=now, text_lemmatized=lemmatize_for_bm25(item.value))
+    return payload
+
+
+def _native(filters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The part of a filter Mem0's ``get_all`` hands to the store as it is: plain fields.
+    (Unlike ``search``, ``get_all`` does not translate AND/OR/NOT or operators; those are
+    evaluated on the rows read.)"""
+    if not filters:
+        return {}
+    return {field: value for field, value in filters.items()
+            if field not in ("AND", "OR", "NOT") and not isinstance(value, Mapping)
+            and value != "*"}
+
+
+def _fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    fields = {name: row[name] for name in _FILTERABLE_FIELDS if row.get(name) is not None}
+    fields.update(row.get("metadata") or {})
+    return fields
+
+
+def _item(set_name: str, row: Mapping[str, Any]) -> MemorySetItem:
+    return MemorySetItem(
+        memory_set_name=set_name,
+        id=row["id"],
+        value=row.get("memory", ""),
+        metadata=dict(row.get("metadata") or {}),
+        created_at=row.get("created_at"),
+        updated_at=row.get("updated_at"),
+        score=row.get("score"),
+    )

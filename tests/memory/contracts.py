@@ -1,0 +1,102 @@
+"""Every implementation of the long-term-memory contract, built the same way for tests.
+
+An :class:`Implementation` is a fresh, empty memory plus a way to read what its
+store holds *around* the memory (so a test can see what really reached the
+store) and to record which core calls ran (so a test can prove a refused
+operation never reached it). The contract tests run over all of them.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MemoryLimits
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.integrations.mem0.scope import mem0_id
+from flink_agents_ltm.runtime.memory.in_memory_long_term_memory import InMemoryLongTermMemory
+
+CORE = ("_add", "_get", "_search", "_delete", "_erase_key")
+
+
+@dataclass
+class Implementation:
+    name: str
+    ltm: BaseLongTermMemory
+    raw_values: Callable[[str, str], list[str]]  # (key, set name) -> values in the store
+    core_calls: list[str] = field(default_factory=list)
+    reopen: Callable[[], BaseLongTermMemory] | None = None  # a new memory on the same store
+
+    def record_core_calls(self) -> None:
+        for name in CORE:
+            real = getattr(self.ltm, name)
+
+            def recorded(*args, _real=real, _name=name, **kwargs):
+                self.core_calls.append(_name)
+                return _real(*args, **kwargs)
+
+            setattr(self.ltm, name, recorded)
+
+
+def _in_memory(job: str, limits: MemoryLimits | None) -> Iterator[Implementation]:
+    ltm = InMemoryLongTermMemory(job, limits=limits)
+
+    def raw(key: str, set_name: str) -> list[str]:
+        return sorted(row.value for row in ltm._sets.get((job, key, set_name), {}).values())
+
+    yield Implementation("in-memory", ltm, raw)
+
+
+def _mem0(job: str, limits: MemoryLimits | None, vector_store: dict
+          ) -> Iterator[Implementation]:
+    memory, release = acquire_memory(StoreSpec(job_id=job, embedder="hashing",
+                                               vector_store=vector_store))
+    opened = [Mem0LongTermMemory(job, memory, limits=limits)]
+
+    def raw(key: str, set_name: str) -> list[str]:
+        found = memory.get_all(filters={"user_id": mem0_id(job), "agent_id": mem0_id(key),
+                                        "run_id": mem0_id(set_name)}, top_k=100_000)
+        return sorted(row["memory"] for row in found["results"])
+
+    def reopen() -> BaseLongTermMemory:
+        opened.append(Mem0LongTermMemory(job, memory, limits=limits))
+        return opened[-1]
+
+    try:
+        yield Implementation("mem0", opened[0], raw, reopen=reopen)
+    finally:
+        release()
+
+
+def qdrant_in_memory() -> dict:
+    return {"provider": "qdrant",
+            "config": {"collection_name": f"c{uuid.uuid4().hex}", "path": ":memory:"}}
+
+
+@contextmanager
+def implementation(name: str, job: str = "test-job", limits: MemoryLimits | None = None,
+                   pgvector: dict | None = None) -> Iterator[Implementation]:
+    if name == "in-memory":
+        yield from _context(_in_memory(job, limits))
+    elif name == "mem0-qdrant":
+        yield from _context(_mem0(job, limits, qdrant_in_memory()))
+    elif name == "mem0-pgvector":
+        store = copy.deepcopy(pgvector)
+        store["config"]["collection_name"] = f"t_{uuid.uuid4().hex[:12]}"
+        yield from _context(_mem0(job, limits, store))
+    else:
+        raise ValueError(name)
+
+
+def _context(generator: Iterator[Implementation]) -> Iterator[Implementation]:
+    try:
+        yield next(generator)
+    finally:
+        generator.close()
+
+
+NAMES = ("in-memory", "mem0-qdrant", "mem0-pgvector")

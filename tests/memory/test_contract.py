@@ -1,0 +1,342 @@
+"""The long-term-memory contract, held by every implementation (in-memory, Mem0 on embedded
+Qdrant, Mem0 on a real pgvector server): scoping, refusals, replay-stable ids, one validation
+of every input, erasure. The guards live once, in BaseLongTermMemory."""
+
+import datetime
+import math
+
+import pytest
+
+from flink_agents_ltm.api.memory import EmptyPartitionKeyError, MemorySet, UnboundMemorySetError
+from flink_agents_ltm.api.memory.long_term_memory import MemoryLimits
+from flink_agents_ltm.api.memory.write_position import call_position, write_position
+from flink_agents_ltm.bridge import to_python_memory_set
+from tests.memory.contracts import NAMES, implementation
+
+UUID = "6b89d538-7623-4cc9-a347-8295408dd349"
+
+
+@pytest.fixture(params=NAMES)
+def impl(request):
+    pgvector = (request.getfixturevalue("pgvector_session")[0]
+                if request.param == "mem0-pgvector" else None)
+    with implementation(request.param, pgvector=pgvector) as found:
+        yield found
+
+
+def bound(ltm, key, set_name="notes", observation_id=None, suppressed=False):
+    ltm.switch_context(key, observation_id, suppressed)
+    return ltm.get_memory_set(set_name)
+
+
+# ------------------------------------------------------------------ scoping
+
+
+def test_a_key_reads_writes_and_deletes_only_its_own_items(impl):
+    alice = bound(impl.ltm, "alice")
+    alice.add(["alice drinks green tea", "alice has a dog"])
+    bob = bound(impl.ltm, "bob")
+    bob.add("bob drinks black coffee")
+
+    assert sorted(i.value for i in alice.get()) == ["alice drinks green tea", "alice has a dog"]
+    assert [i.value for i in bob.search("green tea drinks", limit=5)] == [
+        "bob drinks black coffee"]
+    assert len(bob.delete()) == 1
+    assert impl.raw_values("alice", "notes") == ["alice drinks green tea", "alice has a dog"]
+    assert impl.raw_values("bob", "notes") == []
+
+
+def test_by_id_access_never_reaches_another_keys_or_another_sets_items(impl):
+    [foreign] = bound(impl.ltm, "bob").add("bob's secret")
+    [other_set] = bound(impl.ltm, "alice", "other").add("alice elsewhere")
+    notes = bound(impl.ltm, "alice")
+    [mine] = notes.add("alice's note")
+
+    assert [i.id for i in notes.get([foreign, other_set, mine, "not-a-uuid", UUID])] == [mine]
+    assert notes.delete([foreign, other_set, "not-a-uuid"]) == []
+    assert impl.raw_values("bob", "notes") == ["bob's secret"]
+    assert impl.raw_values("alice", "other") == ["alice elsewhere"]
+
+
+OPERATIONS = {
+    "add": lambda s: s.add("tea"),
+    "get": lambda s: s.get(),
+    "get by id": lambda s: s.get([UUID]),
+    "search": lambda s: s.search("tea"),
+    "delete": lambda s: s.delete(),
+    "delete by id": lambda s: s.delete([UUID]),
+}
+
+
+@pytest.mark.parametrize("operation", OPERATIONS)
+def test_unbound_and_empty_keys_are_refused_before_anything_reaches_the_store(impl, operation):
+    impl.record_core_calls()
+    with pytest.raises(UnboundMemorySetError, match="no partition key is bound"):
+        OPERATIONS[operation](MemorySet(name="notes", ltm=impl.ltm))
+    for key in ("", "  "):
+        with pytest.raises(EmptyPartitionKeyError, match="empty or whitespace-only"):
+            OPERATIONS[operation](to_python_memory_set("notes", key, "obs", ltm=impl.ltm))
+    impl.ltm.switch_context("", "obs")
+    with pytest.raises(EmptyPartitionKeyError):
+        impl.ltm.delete_memory_set("notes")
+    with pytest.raises(EmptyPartitionKeyError):
+        impl.ltm.erase_key(" ")
+    with pytest.raises(UnboundMemorySetError):
+        impl.ltm.erase_key(None)
+    assert impl.core_calls == []
+
+
+@pytest.mark.parametrize("call", [
+    lambda s: s.get(filters={"OR": [{"agent_id": "bob"}, {"kind": "x"}]}),
+    lambda s: s.search("tea", filters={"NOT": [{"run_id": "other"}]}),
+    lambda s: s.search("tea", user_id="another-job"),
+    lambda s: s.add("tea", {"nested": {"agent_id": "bob"}}),
+], ids=["get filter", "search filter", "search option", "metadata"])
+def test_scope_fields_can_never_be_set_by_a_caller(impl, call):
+    notes = bound(impl.ltm, "alice")
+    impl.record_core_calls()
+    with pytest.raises(ValueError, match="cannot be overridden or widened"):
+        call(notes)
+    assert impl.core_calls == []
+
+
+def test_keys_that_print_alike_share_one_memory(impl):
+    """Documented: the key reaches the store as its text, str(key)."""
+    bound(impl.ltm, 7).add("seven as a number")
+    assert [i.value for i in bound(impl.ltm, "7").get()] == ["seven as a number"]
+
+
+@pytest.mark.parametrize("special", ["*", "%2A", "a b", " a"])
+def test_wildcard_and_escaped_spellings_are_keys_of_their_own(impl, special):
+    bound(impl.ltm, special).add(f"mine: {special!r}")
+    for neighbour in {"*", "%2A", "a b", "a%20b", "a", " a"} - {special}:
+        bound(impl.ltm, neighbour).add(f"neighbour {neighbour!r}")
+    mine = bound(impl.ltm, special)
+    assert [i.value for i in mine.get()] == [f"mine: {special!r}"]
+    assert [i.value for i in mine.search("neighbour mine", limit=10)] == [f"mine: {special!r}"]
+
+
+def test_the_wildcard_key_set_and_job_keep_all_their_own_rows_past_1000(request):
+    for impl_name in NAMES:
+        pgvector = (request.getfixturevalue("pgvector_session")[0]
+                    if impl_name == "mem0-pgvector" else None)
+        with implementation(impl_name, job="*", pgvector=pgvector) as impl:
+            others = bound(impl.ltm, "x", "*")
+            others.add([f"other {n}" for n in range(50)])
+            star = bound(impl.ltm, "*", "*")
+            for start in range(0, 1100, 275):
+                star.add([f"star {n}" for n in range(start, start + 275)])
+
+            assert len(star.get(limit=5000)) == 1100, impl_name
+            assert {i.value for i in star.search("star other", limit=200)} <= {
+                f"star {n}" for n in range(1100)}, impl_name
+            assert len(star.search("star other", limit=200)) == 200, impl_name
+            assert len(star.delete()) == 1100, impl_name
+            assert star.get() == [], impl_name
+            assert len(others.get(limit=5000)) == 50, impl_name
+
+
+# ------------------------------------------------------------------ replay-stable ids
+
+
+def test_items_added_in_an_action_get_ids_that_a_replay_reproduces(impl):
+    first = bound(impl.ltm, "alice", observation_id="alice#3#0").add(["tea", "cake"])
+    replayed_ltm = impl.reopen() if impl.reopen else impl.ltm
+    if replayed_ltm is impl.ltm:
+        impl.ltm.end_action("alice#3#0", completed=False)  # the same memory forgets the run
+    again = bound(replayed_ltm, "alice", observation_id="alice#3#0").add(["tea", "cake"])
+    assert again == first
+    assert impl.raw_values("alice", "notes") == ["cake", "tea"]  # rewritten, not appended
+
+
+def test_a_replayed_add_with_other_text_rewrites_the_same_rows(impl):
+    """After a code change or non-deterministic text, the replay's version is what stays."""
+    bound(impl.ltm, "alice", observation_id="alice#4#0").add("draft")
+    impl.ltm.end_action("alice#4#0", completed=False)
+    bound(impl.ltm, "alice", observation_id="alice#4#0").add("final")
+    assert impl.raw_values("alice", "notes") == ["final"]
+
+
+def test_each_write_position_of_an_action_mints_its_own_ids(impl):
+    notes = bound(impl.ltm, "alice", observation_id="alice#5#0")
+    ids = notes.add("body 1") + notes.add("body 2")
+    with write_position(call_position(0)):
+        ids += notes.add("call 0")
+    with write_position(call_position(1)):
+        ids += notes.add(["call 1 a", "call 1 b"])
+    assert len(set(ids)) == 5
+    assert len(impl.raw_values("alice", "notes")) == 5
+
+
+def test_the_same_action_on_another_key_or_set_mints_other_ids(impl):
+    a = bound(impl.ltm, "alice", observation_id="run#0#0").add("tea")
+    b = bound(impl.ltm, "bob", observation_id="run#0#0").add("tea")
+    c = bound(impl.ltm, "alice", "other", observation_id="run#0#0").add("tea")
+    assert len({*a, *b, *c}) == 3
+
+
+def test_items_added_outside_an_action_get_fresh_ids_every_time(impl):
+    notes = bound(impl.ltm, "alice")
+    assert notes.add("tea") != notes.add("tea")
+    assert impl.raw_values("alice", "notes") == ["tea", "tea"]
+
+
+def test_an_action_reports_the_items_it_stored_whether_it_completed_or_failed(impl):
+    bound(impl.ltm, "alice", observation_id="ok").add(["a", "b"])
+    bound(impl.ltm, "alice", observation_id="failed").add("c")
+    bound(impl.ltm, "alice", observation_id="reader").get()
+    assert impl.ltm.end_action("ok", completed=True).items_added == 2
+    failed = impl.ltm.end_action("failed", completed=False)
+    assert (failed.items_added, failed.observations) == (1, ())
+    assert impl.ltm.end_action("reader", completed=True).items_added == 0
+
+
+def test_observations_name_each_operation_unless_the_action_is_suppressed(impl):
+    notes = bound(impl.ltm, "alice", observation_id="obs")
+    [item] = notes.add("green tea")
+    notes.search("tea")
+    notes.get([item])
+    notes.delete([item])
+    ops = [(o.op.value, o.ids) for o in impl.ltm.end_action("obs", True).observations]
+    assert ops == [("add", (item,)), ("search", (item,)), ("get", (item,)),
+                   ("delete", (item,))]
+    bound(impl.ltm, "alice", observation_id="quiet", suppressed=True).add("hush")
+    assert impl.ltm.end_action("quiet", True).observations == ()
+
+
+# ------------------------------------------------------------------ one validation
+
+
+@pytest.mark.parametrize("where, call", [
+    ("partition key", lambda ltm: bound(ltm, "a\x00b").add("x")),
+    ("memory set name", lambda ltm: bound(ltm, "k", "notes\ud800")),
+    ("item 1", lambda ltm: bound(ltm, "k").add(["fine", "bad\x00"])),
+    ("metadata 0 at 'note'", lambda ltm: bound(ltm, "k").add("x", {"note": "\udfff"})),
+    ("metadata 0 key", lambda ltm: bound(ltm, "k").add("x", {"no\x00te": 1})),
+    ("search query", lambda ltm: bound(ltm, "k").search("tea\x00")),
+    ("filters.kind", lambda ltm: bound(ltm, "k").get(filters={"kind": "a\x00"})),
+])
+def test_nul_characters_and_lone_surrogates_are_refused_on_every_store(impl, where, call):
+    impl.record_core_calls()
+    with pytest.raises(ValueError, match=f"{where}.* contains (a NUL character|a lone surrogate)"):
+        call(impl.ltm)
+    assert [c for c in impl.core_calls if c != "_get"] == []
+
+
+@pytest.mark.parametrize("value, named", [
+    (datetime.datetime(2026, 1, 1), "datetime"), ({1, 2}, "set"), (b"x", "bytes"),
+    (math.nan, "NaN"), (math.inf, "inf"), ({"when": datetime.date(2026, 1, 1)}, "date"),
+])
+def test_metadata_must_be_json_on_every_store(impl, value, named):
+    notes = bound(impl.ltm, "k")
+    with pytest.raises((TypeError, ValueError), match=named):
+        notes.add("x", {"field": value})
+    assert impl.raw_values("k", "notes") == []
+
+
+def test_size_limits_are_configurable_and_say_which_option_to_raise():
+    limits = MemoryLimits(max_item_length=10, max_query_length=5, max_name_length=8,
+                          max_metadata_length=20)
+    for name in NAMES[:2]:
+        with implementation(name, limits=limits) as impl:
+            notes = bound(impl.ltm, "k")
+            with pytest.raises(ValueError, match="long-term-memory.max-item-length"):
+                notes.add("x" * 11)
+            with pytest.raises(ValueError, match="long-term-memory.max-query-length"):
+                notes.search("x" * 6)
+            with pytest.raises(ValueError, match="long-term-memory.max-name-length"):
+                bound(impl.ltm, "k" * 9)
+            with pytest.raises(ValueError, match="long-term-memory.max-name-length"):
+                bound(impl.ltm, "k", "n" * 9)
+            with pytest.raises(ValueError, match="long-term-memory.max-metadata-length"):
+                notes.add("x", {"note": "y" * 30})
+            assert notes.add("x" * 10, {"n": 1})
+
+
+@pytest.mark.parametrize("filters, problem", [
+    ({"kind": {"like": "t%"}}, "unknown operator 'like'"),
+    ({"OR": {"kind": "tea"}}, "takes a non-empty list"),
+    ({"kind": {"in": "tea"}}, "takes a list"),
+    ({"rating": {"gt": None}}, "orders numbers or strings"),
+    ({"kind": ["tea"]}, "use 'in' for a list"),
+])
+def test_filters_outside_the_language_are_refused_before_the_store(impl, filters, problem):
+    notes = bound(impl.ltm, "k")
+    impl.record_core_calls()
+    with pytest.raises((TypeError, ValueError), match=problem):
+        notes.get(filters=filters)
+    assert impl.core_calls == []
+
+
+# ------------------------------------------------------------------ behaviour
+
+
+def drinks(impl):
+    notes = bound(impl.ltm, "k")
+    notes.add(["green tea", "black tea", "espresso", "water"], [
+        {"kind": "tea", "rating": 5, "origin": "Japan"},
+        {"kind": "tea", "rating": 3, "origin": "India"},
+        {"kind": "coffee", "rating": 4, "origin": "Italy"},
+        {"rating": 1},
+    ])
+    return notes
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"kind": "tea"}, {"green tea", "black tea"}),
+    ({"kind": {"eq": "coffee"}}, {"espresso"}),
+    ({"kind": {"ne": "tea"}}, {"espresso", "water"}),
+    ({"kind": {"in": ["tea", "coffee"]}}, {"green tea", "black tea", "espresso"}),
+    ({"kind": {"nin": ["tea"]}}, {"espresso", "water"}),
+    ({"rating": {"gte": 4}}, {"green tea", "espresso"}),
+    ({"rating": {"gt": 3, "lt": 5}}, {"espresso"}),
+    ({"rating": {"lte": 1}}, {"water"}),
+    ({"origin": {"contains": "ap"}}, {"green tea"}),
+    ({"origin": {"icontains": "INDIA"}}, {"black tea"}),
+    ({"kind": "*"}, {"green tea", "black tea", "espresso"}),
+    ({"OR": [{"kind": "coffee"}, {"rating": 1}]}, {"espresso", "water"}),
+    ({"AND": [{"kind": "tea"}, {"rating": {"lt": 5}}]}, {"black tea"}),
+    ({"NOT": [{"kind": "tea"}]}, {"espresso", "water"}),
+    ({"kind": "tea", "NOT": [{"origin": "India"}]}, {"green tea"}),
+])
+def test_filters_mean_the_same_on_every_store(impl, filters, expected):
+    notes = drinks(impl)
+    assert {i.value for i in notes.get(filters=filters)} == expected
+    assert {i.value for i in notes.search("tea coffee water drink", limit=10,
+                                          filters=filters)} <= expected
+
+
+def test_a_batched_add_returns_ids_in_input_order_with_each_items_metadata(impl):
+    notes = bound(impl.ltm, "k")
+    ids = notes.add([f"item {n}" for n in range(30)], [{"n": n} for n in range(30)])
+    by_id = {item.id: item for item in notes.get(ids)}
+    assert [(by_id[i].value, by_id[i].metadata["n"]) for i in ids] == [
+        (f"item {n}", n) for n in range(30)]
+
+
+def test_search_and_get_honour_limit_beyond_mem0s_default_of_20(impl):
+    notes = bound(impl.ltm, "k")
+    notes.add([f"tea note {n}" for n in range(25)])
+    assert len(notes.search("tea note", limit=3)) == 3
+    assert len(notes.search("tea note", limit=25)) == 25
+    assert len(notes.search("tea note", limit=40)) == 25
+    assert len(notes.get(limit=5)) == 5
+    assert len(notes.get(limit=40)) == 25
+
+
+def test_erasing_a_key_removes_every_set_of_it_and_nothing_else(impl):
+    bound(impl.ltm, "alice", "prefs").add(["tea", "cats"])
+    bound(impl.ltm, "alice", "orders").add("teapot")
+    bound(impl.ltm, "bob", "prefs").add("coffee")
+    assert impl.ltm.erase_key("alice") == 3
+    assert impl.raw_values("alice", "prefs") == impl.raw_values("alice", "orders") == []
+    assert impl.raw_values("bob", "prefs") == ["coffee"]
+
+
+def test_deleting_a_set_deletes_it_for_the_current_key_only(impl):
+    bound(impl.ltm, "alice").add("tea")
+    bound(impl.ltm, "bob").add("coffee")
+    impl.ltm.switch_context("alice", "obs")
+    assert impl.ltm.delete_memory_set("notes") is True
+    assert impl.ltm.delete_memory_set("notes") is False
+    assert impl.raw_values("bob", "notes") == ["coffee"]
