@@ -37,8 +37,9 @@ bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Pyt
 	$(PY) -m bench.java_bridge_overhead
 	$(PY) -m bench.durable_async_throughput
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff, and the import contracts of the layers (lint-imports)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:  ## remove the venv and caches
 	rm -rf $(VENV) .pytest_cache build *.egg-info
