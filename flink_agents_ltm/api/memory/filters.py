@@ -153,9 +153,9 @@ def _holds(operator: str, operand: Any, field: str, metadata: Mapping[str, Any])
     if not comparable:
         return False
     if operator == "gt":
-        return value > operand
+        return bool(value > operand)
     if operator == "gte":
-        return value >= operand
+        return bool(value >= operand)
     if operator == "lt":
-        return value < operand
-    return value <= operand
+        return bool(value < operand)
+    return bool(value <= operand)

@@ -164,11 +164,12 @@ class MemorySet(BaseModel):
         return self._memory("delete").delete(self, ids=ids)
 
     def _memory(self, operation: str) -> BaseLongTermMemory:
-        if self.ltm is None:
+        if not isinstance(self.ltm, BaseLongTermMemory):
             raise UnboundMemorySetError(unbound_message(operation, self.name))
         return self.ltm
 
-    def __reduce__(self):  # pickle carries only the name
+    def __reduce__(self) -> tuple[Callable[[str], MemorySet], tuple[str]]:
+        """Pickle carries only the name."""
         return (_restore_memory_set, (self.name,))
 
     def __copy__(self) -> MemorySet:
@@ -354,7 +355,7 @@ class BaseLongTermMemory(ABC):
         metadata = self._metadata_per_item(metadatas, len(values))
         ids = self._mint(scope, len(values))
         items = [NewItem(i, v, m) for i, v, m in zip(ids, values, metadata, strict=True)]
-        stored = self._call("add", scope, lambda: self._add(scope, items))
+        stored: list[str] = self._call("add", scope, lambda: self._add(scope, items))
         self._observe(scope, MemoryOp.ADD, stored)
         return stored
 
@@ -363,6 +364,7 @@ class BaseLongTermMemory(ABC):
         """Items by id (only ids inside the set's scope are found), or up to ``limit``
         items matching ``filters``."""
         scope = self._scope(memory_set, "get")
+        found: list[MemorySetItem]
         if ids is not None:
             if filters:
                 raise ValueError("get() takes ids or filters, not both")
@@ -389,8 +391,8 @@ class BaseLongTermMemory(ABC):
         if unknown:
             supported = ", ".join(["limit", "filters", *sorted(self.search_options)])
             raise TypeError(f"unknown search option(s) {sorted(unknown)}; supported: {supported}")
-        found = self._call("search", scope,
-                           lambda: self._search(scope, query, limit, checked, options))[:limit]
+        found: list[MemorySetItem] = self._call(
+            "search", scope, lambda: self._search(scope, query, limit, checked, options))[:limit]
         self._observe(scope, MemoryOp.SEARCH, [item.id for item in found], query)
         return found
 
@@ -398,6 +400,7 @@ class BaseLongTermMemory(ABC):
         """Delete items by id (ids outside the set's scope are never deleted), or all
         items of the set. Returns the ids deleted."""
         scope = self._scope(memory_set, "delete")
+        deleted: list[str]
         if ids is None:
             deleted = self._call("delete", scope, lambda: self._delete(scope, None))
         else:

@@ -30,7 +30,7 @@ class MemoryObservation:
     key: str
     observation_id: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {
             "op": self.op.value,
             "set": self.set,

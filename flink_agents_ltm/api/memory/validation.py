@@ -162,7 +162,7 @@ def check_metadata(metadata: Any, what: str, reserved: frozenset[str],
     if size > limits.max_metadata_length:
         raise ValueError(f"{what} is {size} characters as JSON, more than the "
                          f"{limits.max_metadata_length} allowed ({option})")
-    return _copy_json(metadata)
+    return {key: _copy_json(inner) for key, inner in metadata.items()}
 
 
 def _check_json(value: Any, what: str, path: str) -> int:
