@@ -4,11 +4,13 @@ worker threads, released by close(), and an API key that never shows. The
 provider is a scripted server on 127.0.0.1; a connect timeout, which loopback
 cannot produce, comes from an injected transport."""
 
+import email.utils
 import logging
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx2
@@ -28,6 +30,7 @@ from flink_agents_ltm.integrations.chat_models.ollama import OllamaChatModelSetu
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
 from flink_agents_ltm.integrations.embedding_models.ollama import OllamaEmbeddingModelSetup
 from flink_agents_ltm.integrations.embedding_models.openai import OpenAIEmbeddingModelSetup
+from flink_agents_ltm.integrations.model_endpoint import retry_delay_s
 
 
 def number(text: str) -> int:
@@ -253,3 +256,23 @@ def test_an_error_shows_the_url_without_its_password_or_query(monkeypatch):
             as failure:
         ollama.chat([ChatMessage("user", "hi")])
     assert "hunter2" not in str(failure.value) and "admin" not in failure.value.url
+
+
+@pytest.mark.parametrize("headers, wait", [
+    ({"Retry-After": "3"}, 3.0),
+    ({"Retry-After": "0"}, 0.0),
+    ({"retry-after-ms": "250", "Retry-After": "9"}, 0.25),
+])
+def test_a_retry_waits_what_the_server_asks(headers, wait):
+    assert retry_delay_s(0, httpx2.Headers(headers)) == wait
+
+
+def test_a_retry_after_date_is_a_wait_until_then():
+    soon = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    assert 25 < retry_delay_s(0, httpx2.Headers({"Retry-After": soon})) <= 30
+
+
+def test_without_retry_after_the_wait_doubles_from_half_a_second_up_to_eight_with_jitter():
+    for retry, longest in [(0, 0.5), (1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (9, 8.0)]:
+        waits = [retry_delay_s(retry, httpx2.Headers()) for _ in range(50)]
+        assert all(0.75 * longest <= w <= longest for w in waits), (retry, waits)
