@@ -73,7 +73,7 @@ class ChatMessage:
     tool_call_id: str | None = None
     name: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         try:
             object.__setattr__(self, "role", MessageRole(self.role))
         except ValueError:

@@ -229,6 +229,9 @@ def test_an_unreachable_provider_is_named_in_the_error(client):
     ({"choices": [{"message": {"role": "assistant", "tool_calls": [
         {"id": "c", "function": {"name": "f", "arguments": "{not json"}}]}}]},
      "malformed reply"),
+    ({"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"id": "c", "type": "custom", "custom": {"name": "f", "input": "x"}}]}}]},
+     "malformed reply .*a tool call of type 'custom'; only functions were offered"),
 ])
 def test_a_malformed_reply_is_an_error_not_an_empty_answer(answer, what):
     with ScriptedServer([Reply(200, answer)]) as server:

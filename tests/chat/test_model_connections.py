@@ -206,10 +206,15 @@ def keyed_models(url):
 
 
 def shown(error: BaseException, model) -> str:
-    """Everything a user or a log could see of a failure."""
-    return "\n".join([str(error), repr(error), error.url,
-                      "".join(traceback.format_exception(error)), repr(model),
-                      repr(model.endpoint)])
+    """Everything a user, a log or an error reporter could see of a failure: the
+    error, its traceback, and every error chained to it, even a suppressed context."""
+    seen = [str(error), repr(error), error.url, "".join(traceback.format_exception(error)),
+            repr(model), repr(model.endpoint)]
+    linked = error.__cause__ or error.__context__
+    while linked is not None:
+        seen += [str(linked), repr(linked)]
+        linked = linked.__cause__ or linked.__context__
+    return "\n".join(seen)
 
 
 def test_a_wrong_api_key_never_shows_in_errors_reprs_or_logs(monkeypatch, caplog):

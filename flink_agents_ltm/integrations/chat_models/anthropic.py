@@ -25,6 +25,7 @@ from typing import Any
 
 import anthropic
 import httpx2
+from anthropic.types import Message
 
 from flink_agents_ltm.api.chat_models import (
     BaseChatModelSetup,
@@ -62,12 +63,13 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
         http_client = anthropic.DefaultHttpxClient(transport=transport) \
             if transport is not None else None
         # An explicit key (even an empty one) keeps the SDK from looking for credentials
-        # in the environment or on disk; without a key the header is left out.
+        # in the environment or on disk; without a key each request leaves the header out.
         self._client = anthropic.Anthropic(
             base_url=self.endpoint.base_url, api_key=self.endpoint.api_key or "",
-            default_headers=None if self.endpoint.api_key else {"Authorization": anthropic.Omit()},
             timeout=self.endpoint.timeout, max_retries=self.endpoint.max_retries,
             http_client=http_client)
+        self._headers: dict[str, Any] = {} if self.endpoint.api_key else \
+            {"Authorization": anthropic.Omit()}
 
     def chat(self, messages: Sequence[ChatMessage], tools: Sequence[Tool] | None = None, *,
              json_mode: bool = False) -> ChatMessage:
@@ -86,12 +88,18 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
         if self._client.is_closed():
             raise self.endpoint.closed_error()
         try:
-            raw = self._client.messages.with_raw_response.create(**body)
+            raw = self._client.messages.with_raw_response.create(
+                **body, extra_headers=self._headers)
         except anthropic.APIStatusError as error:
-            raise self.endpoint.status_error(error.response) from None
+            failure = self.endpoint.status_error(error.response)
         except anthropic.APIConnectionError as error:
             raise self.endpoint.transport_error(str(error.request.url), error.__cause__) \
                 from error.__cause__
+        else:
+            return self._reply(raw)
+        raise failure  # out of the handler: the SDK's error may echo the key
+
+    def _reply(self, raw: anthropic.APIResponse[Message]) -> ChatMessage:
         answer = self.endpoint.json_object(raw.http_response)
         try:
             text: list[str] = []

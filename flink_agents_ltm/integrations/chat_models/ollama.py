@@ -70,7 +70,7 @@ class OllamaChatModelSetup(BaseChatModelSetup):
 
 
 def _message(message: ChatMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role.value, "content": message.content}
+    out: dict[str, Any] = {"role": str(message.role), "content": message.content}
     if message.tool_calls:
         out["tool_calls"] = [{"function": {"name": c.name, "arguments": dict(c.arguments)}}
                              for c in message.tool_calls]

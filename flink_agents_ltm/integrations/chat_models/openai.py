@@ -26,6 +26,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx2
 import openai
+from openai.types.chat import (
+    ChatCompletionMessageFunctionToolCall,
+    ChatCompletionMessageToolCallUnion,
+)
 
 from flink_agents_ltm.api.chat_models import (
     BaseChatModelSetup,
@@ -99,11 +103,15 @@ class OpenAIConnection:
         try:
             raw = create(**body, extra_headers=self._headers)
         except openai.APIStatusError as error:
-            raise self.endpoint.status_error(error.response) from None
+            failure = self.endpoint.status_error(error.response)
         except openai.APIConnectionError as error:
             raise self.endpoint.transport_error(str(error.request.url), error.__cause__) \
                 from error.__cause__
-        return self.endpoint.json_object(raw.http_response), raw
+        else:
+            return self.endpoint.json_object(raw.http_response), raw
+        # Raised here, out of the handler, so that the SDK's error (its text may echo the
+        # key) is not even the suppressed context of ours.
+        raise failure
 
     def close(self) -> None:
         self._client.close()
@@ -154,8 +162,7 @@ class OpenAIChatModelSetup(BaseChatModelSetup):
                                       **body)
         try:
             message = raw.parse().choices[0].message
-            calls = tuple(ToolCall(c.id, c.function.name, json.loads(c.function.arguments or "{}"))
-                          for c in message.tool_calls or ())
+            calls = tuple(_tool_call(c) for c in message.tool_calls or ())
             return ChatMessage(MessageRole.ASSISTANT, message.content or "", calls)
         except (AttributeError, IndexError, KeyError, TypeError, ValueError) as error:
             raise self.endpoint.malformed(str(raw.http_response.request.url), error,
@@ -166,8 +173,14 @@ class OpenAIChatModelSetup(BaseChatModelSetup):
         self._connection.close()
 
 
+def _tool_call(call: ChatCompletionMessageToolCallUnion) -> ToolCall:
+    if not isinstance(call, ChatCompletionMessageFunctionToolCall):
+        raise ValueError(f"a tool call of type {call.type!r}; only functions were offered")
+    return ToolCall(call.id, call.function.name, json.loads(call.function.arguments or "{}"))
+
+
 def _message(message: ChatMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role.value, "content": message.content}
+    out: dict[str, Any] = {"role": str(message.role), "content": message.content}
     if message.tool_calls:
         out["tool_calls"] = [{"id": c.id, "type": "function",
                               "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
