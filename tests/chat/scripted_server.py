@@ -53,6 +53,9 @@ class ScriptedServer:
 
             def setup(self):
                 super().setup()
+                # Headers and body go out in two writes: without this, Nagle's algorithm
+                # holds the body of a kept-alive connection until the client's delayed ACK.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 with server._lock:
                     server._open.add(self.connection)
 
