@@ -83,8 +83,8 @@ class OpenAIConnection:
                                               api_version=azure_api_version,
                                               api_key=endpoint.api_key, **common)
         else:
-            # Without a key the SDK would fall back to OPENAI_API_KEY: give it an empty
-            # one and omit the header on each request.
+            # Without a key the SDK would fall back to OPENAI_API_KEY (and refuses ""):
+            # give it a key function that yields none and omit the header on each request.
             self._client = openai.OpenAI(base_url=endpoint.base_url,
                                          api_key=endpoint.api_key or _no_key, **common)
         self._headers: dict[str, Any] = {} if endpoint.api_key else \
