@@ -14,8 +14,10 @@
             ctx.send_event(OutputEvent(reply.content))
 
 A model object is built once per process and shared by every operator subtask
-and worker thread in it, so implementations must be thread-safe (the HTTP
-clients in ``integrations`` open one connection per call).
+and worker thread in it, so implementations must be thread-safe (the clients in
+``integrations`` hold one connection pool each, safe to share). When the last
+operator using it closes, its :meth:`~BaseChatModelSetup.close` releases what it
+holds.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ class ChatMessage:
     tool_call_id: str | None = None
     name: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         try:
             object.__setattr__(self, "role", MessageRole(self.role))
         except ValueError:
@@ -106,6 +108,9 @@ class BaseChatModelSetup(ABC):
         """The assistant's answer to ``messages``: text, or ``tool_calls`` naming some of
         ``tools``. ``json_mode`` asks the provider for a JSON object as content."""
 
+    def close(self) -> None:  # noqa: B027 (optional hook, nothing to release by default)
+        """Release connections; the model is not called afterwards."""
+
 
 class BaseEmbeddingModelSetup(ABC):
     """An embedding model. ``dimensions`` is the vector length when known up front
@@ -116,3 +121,6 @@ class BaseEmbeddingModelSetup(ABC):
     @abstractmethod
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order."""
+
+    def close(self) -> None:  # noqa: B027 (optional hook, nothing to release by default)
+        """Release connections; the model is not called afterwards."""

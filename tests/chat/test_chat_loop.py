@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from chat.scripted_server import ScriptedServer, openai_reply
+from chat.scripted_server import ScriptedServer, anthropic_reply, openai_reply
 from chat.test_read_through_memory import DictMapState
 from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.chat_models import (
@@ -18,6 +18,7 @@ from flink_agents_ltm.api.chat_models import (
     tool,
 )
 from flink_agents_ltm.api.resources import MissingResourceError, ResourceDescriptor, ResourceType
+from flink_agents_ltm.integrations.chat_models.anthropic import AnthropicChatModelSetup
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
 from flink_agents_ltm.runtime.durable import DurableCall, DurableCallError, recordable
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
@@ -45,9 +46,9 @@ class NoDeclarations(Agent):
 
 
 class Harness:
-    def __init__(self, server):
+    def __init__(self, server, model_class=OpenAIChatModelSetup):
         self.check = MailboxThreadCheck()
-        descriptor = ResourceDescriptor(OpenAIChatModelSetup, model="m", base_url=server.url,
+        descriptor = ResourceDescriptor(model_class, model="m", base_url=server.url,
                                         api_key_env=None)
         self.resources = ResourceProvider(NoDeclarations(), self.check,
                                           {f"model-{server.url}": (ResourceType.CHAT_MODEL,
@@ -140,7 +141,8 @@ def test_a_replay_returns_recorded_model_answers_and_tool_results_without_callin
 
 
 def test_model_mistakes_go_back_to_the_model_as_tool_results():
-    answers = [{"tool_calls": [("1", "forget", {}), ("2", "remember", {"facts": "x"})]},
+    answers = [{"tool_calls": [("1", "forget", {}), ("2", "remember", {"facts": "x"}),
+                               ("3", "remember", {"fact": ["x"]})]},
                {"content": "sorry"}]
     with script(*answers) as server:
         harness = Harness(server)
@@ -150,6 +152,23 @@ def test_model_mistakes_go_back_to_the_model_as_tool_results():
     results = [m["content"] for m in server.requests[1].body["messages"] if m["role"] == "tool"]
     assert results[0] == "error: there is no tool named 'forget'; tools: remember"
     assert results[1].startswith("error: bad arguments for tool 'remember'")
+    assert results[2] == "error: bad arguments for tool 'remember': argument 'fact': Input " \
+                         "should be a valid string (got ['x'])"
+
+
+def test_an_anthropic_model_runs_the_loop_with_results_paired_to_its_tool_use_ids():
+    answers = [anthropic_reply(tool_uses=[("toolu_1", "remember", {"fact": "likes tea"})]),
+               anthropic_reply("noted")]
+    with ScriptedServer(answers) as server:
+        harness = Harness(server, AnthropicChatModelSetup)
+        reply = drive(harness.context().chat("remember tea", model=harness.model,
+                                             tools=[remember]), harness.step)
+    assert reply.content == "noted"
+    assert server.requests[1].body["messages"][1:] == [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+                                           "name": "remember", "input": {"fact": "likes tea"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": '{"before": null, "pending_count": null}'}]}]
 
 
 def test_a_failing_tool_fails_the_chat_naming_the_tool_and_the_cause():

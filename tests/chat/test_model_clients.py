@@ -1,9 +1,15 @@
-"""The HTTP model clients against a scripted provider on 127.0.0.1: what they send,
-what they make of the answers, and the errors they give."""
+"""The model clients against a scripted provider on 127.0.0.1: what they send, what
+they make of the answers, and the errors they give."""
 
 import pytest
 
-from chat.scripted_server import Reply, ScriptedServer, ollama_reply, openai_reply
+from chat.scripted_server import (
+    Reply,
+    ScriptedServer,
+    anthropic_reply,
+    ollama_reply,
+    openai_reply,
+)
 from flink_agents_ltm.api.chat_models import (
     ChatMessage,
     MessageRole,
@@ -11,6 +17,7 @@ from flink_agents_ltm.api.chat_models import (
     ToolCall,
     tool,
 )
+from flink_agents_ltm.integrations.chat_models.anthropic import AnthropicChatModelSetup
 from flink_agents_ltm.integrations.chat_models.ollama import OllamaChatModelSetup
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
 from flink_agents_ltm.integrations.embedding_models.ollama import OllamaEmbeddingModelSetup
@@ -72,6 +79,17 @@ def test_a_server_without_keys_gets_no_authorization_header():
     assert "Authorization" not in server.requests[0].headers
 
 
+def test_a_server_without_keys_never_gets_a_key_the_sdk_finds_in_the_environment(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-ambient-openai")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ambient-anthropic")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "sk-ambient-token")
+    with ScriptedServer([openai_reply("hi"), anthropic_reply("hi")]) as server:
+        OpenAIChatModelSetup("local", server.url, api_key_env=None).chat(QUESTION)
+        AnthropicChatModelSetup("local", server.url, api_key_env=None).chat(QUESTION)
+    for request in server.requests:
+        assert "sk-ambient" not in str(request.headers)
+
+
 @pytest.mark.parametrize("value", [None, "", "  "])
 def test_an_unset_or_empty_key_variable_is_refused_when_the_model_is_built(monkeypatch, value):
     if value is None:
@@ -100,31 +118,106 @@ def test_ollama_client_posts_to_api_chat_and_numbers_its_tool_calls():
     assert sent.body["tools"][0]["function"]["name"] == "order_status"
 
 
-@pytest.mark.parametrize("client", ["openai", "ollama"])
+def test_azure_openai_posts_to_the_deployment_with_its_api_version_and_key_header(monkeypatch):
+    monkeypatch.setenv("AZURE_KEY", "az-secret")
+    with ScriptedServer([openai_reply("hi"), {"data": [{"index": 0, "embedding": [1.0]}]}]) \
+            as server:
+        chat = OpenAIChatModelSetup("my-deployment", server.url, api_key_env="AZURE_KEY",
+                                    azure_api_version="2024-10-21")
+        assert chat.chat(QUESTION).content == "hi"
+        embedder = OpenAIEmbeddingModelSetup("my-embeddings", server.url, api_key_env="AZURE_KEY",
+                                             azure_api_version="2024-10-21")
+        assert embedder.embed(["a"]) == [[1.0]]
+    first, second = server.requests
+    assert first.path == "/openai/deployments/my-deployment/chat/completions" \
+                         "?api-version=2024-10-21"
+    assert first.headers["api-key"] == "az-secret"
+    assert second.path == "/openai/deployments/my-embeddings/embeddings?api-version=2024-10-21"
+
+
+def test_azure_openai_without_its_endpoint_or_key_is_refused():
+    with pytest.raises(ValueError, match="azure-openai: give base_url= your Azure OpenAI"):
+        OpenAIChatModelSetup("dep", api_key_env=None, azure_api_version="2024-10-21")
+
+
+def test_anthropic_client_maps_system_tools_and_tool_results_onto_content_blocks(monkeypatch):
+    monkeypatch.setenv("SCRIPTED_ANTHROPIC_KEY", "sk-ant-test")
+    history = QUESTION + [
+        ChatMessage("assistant", "Let me look.",
+                    (ToolCall("tu_1", "order_status", {"order_id": "7"}),
+                     ToolCall("tu_2", "order_status", {"order_id": "8"}))),
+        ChatMessage("tool", "shipped", tool_call_id="tu_1", name="order_status"),
+        ChatMessage("tool", "lost", tool_call_id="tu_2", name="order_status")]
+    with ScriptedServer([anthropic_reply("Order 7 shipped.", [
+            ("tu_3", "order_status", {"order_id": "9"})])]) as server:
+        model = AnthropicChatModelSetup("claude-x", server.url, max_tokens=300,
+                                        api_key_env="SCRIPTED_ANTHROPIC_KEY")
+        reply = model.chat(history, [order_status], json_mode=True)
+    assert reply == ChatMessage(MessageRole.ASSISTANT, "Order 7 shipped.",
+                                (ToolCall("tu_3", "order_status", {"order_id": "9"}),))
+    request = server.requests[0]
+    assert request.path == "/v1/messages"
+    assert "sk-ant-test" in (request.headers["x-api-key"] or request.headers["Authorization"])
+    sent = request.body
+    assert (sent["model"], sent["max_tokens"]) == ("claude-x", 300)
+    assert sent["system"] == "be brief\n\nAnswer with one JSON object and nothing else."
+    assert sent["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "where is order 7?"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "tool_use", "id": "tu_1", "name": "order_status",
+             "input": {"order_id": "7"}},
+            {"type": "tool_use", "id": "tu_2", "name": "order_status",
+             "input": {"order_id": "8"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "tu_1", "content": "shipped"},
+            {"type": "tool_result", "tool_use_id": "tu_2", "content": "lost"}]}]
+    assert sent["tools"] == [{"name": "order_status",
+                              "description": "The shipping status of an order.",
+                              "input_schema": {"type": "object",
+                                               "properties": {"order_id": {"type": "string"}},
+                                               "required": ["order_id"]}}]
+
+
+PATHS = {"openai": "/chat/completions", "ollama": "/api/chat", "anthropic": "/v1/messages"}
+ANSWERS = {"openai": openai_reply, "ollama": ollama_reply, "anthropic": anthropic_reply}
+
+
+def chat_model(provider, url, **settings):
+    if provider == "openai":
+        return OpenAIChatModelSetup("m", url, api_key_env=None, **settings)
+    if provider == "anthropic":
+        return AnthropicChatModelSetup("m", url, api_key_env=None, **settings)
+    return OllamaChatModelSetup("m", url, **settings)
+
+
+@pytest.mark.parametrize("client", ["openai", "ollama", "anthropic"])
 def test_an_http_error_names_the_provider_the_url_and_the_status(client):
-    with ScriptedServer([Reply(503, {"error": "overloaded"})]) as server:
-        model = (OpenAIChatModelSetup("m", server.url, api_key_env=None) if client == "openai"
-                 else OllamaChatModelSetup("m", server.url))
+    with ScriptedServer(lambda request: Reply(503, {"error": "overloaded"})) as server:
+        model = chat_model(client, server.url, max_retries=0)
         with pytest.raises(ModelProviderError) as failure:
             model.chat(QUESTION)
-    path = "/chat/completions" if client == "openai" else "/api/chat"
-    assert f"{client} model 'm' at {server.url}{path}: HTTP 503" in str(failure.value)
+    assert f"{client} model 'm' at {server.url}{PATHS[client]}: HTTP 503" in str(failure.value)
     assert "overloaded" in str(failure.value)
     assert (failure.value.provider, failure.value.status) == (client, 503)
+    assert len(server.requests) == 1
 
 
-def test_a_provider_slower_than_the_timeout_fails_with_a_timeout_error():
-    with ScriptedServer([Reply(body=openai_reply("late"), delay_s=1.0)]) as server:
-        model = OpenAIChatModelSetup("m", server.url, api_key_env=None, timeout_s=0.2)
+@pytest.mark.parametrize("client", ["openai", "ollama", "anthropic"])
+def test_a_provider_slower_than_the_timeout_fails_with_a_timeout_error(client):
+    with ScriptedServer(lambda request: Reply(body=ANSWERS[client]("late"), delay_s=1.0)) \
+            as server:
+        model = chat_model(client, server.url, timeout_s=0.2, max_retries=0)
         with pytest.raises(ModelProviderError, match=r"no answer within 0.2 s \(timeout_s\)"):
             model.chat(QUESTION)
 
 
-def test_an_unreachable_provider_is_named_in_the_error():
+@pytest.mark.parametrize("client", ["openai", "ollama", "anthropic"])
+def test_an_unreachable_provider_is_named_in_the_error(client):
     with ScriptedServer([]) as server:
         url = server.url
-    model = OllamaChatModelSetup("m", url)
-    with pytest.raises(ModelProviderError, match=f"ollama model 'm' at {url}/api/chat: "
+    model = chat_model(client, url, max_retries=0)
+    with pytest.raises(ModelProviderError, match=f"{client} model 'm' at {url}{PATHS[client]}: "
                                                  "cannot connect"):
         model.chat(QUESTION)
 
@@ -136,10 +229,27 @@ def test_an_unreachable_provider_is_named_in_the_error():
     ({"choices": [{"message": {"role": "assistant", "tool_calls": [
         {"id": "c", "function": {"name": "f", "arguments": "{not json"}}]}}]},
      "malformed reply"),
+    ({"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"id": "c", "type": "custom", "custom": {"name": "f", "input": "x"}}]}}]},
+     "malformed reply .*a tool call of type 'custom'; only functions were offered"),
 ])
 def test_a_malformed_reply_is_an_error_not_an_empty_answer(answer, what):
     with ScriptedServer([Reply(200, answer)]) as server:
         model = OpenAIChatModelSetup("m", server.url, api_key_env=None)
+        with pytest.raises(ModelProviderError, match=what) as failure:
+            model.chat(QUESTION)
+    assert failure.value.status == 200
+
+
+@pytest.mark.parametrize("answer, what", [
+    (b"not json", "answered something that is not JSON"),
+    ({"type": "message", "content": 7}, "malformed reply"),
+    ({"type": "message", "content": [{"type": "tool_use", "id": "t", "name": "f",
+                                      "input": [1]}]}, "malformed reply"),
+])
+def test_a_malformed_anthropic_reply_is_an_error_not_an_empty_answer(answer, what):
+    with ScriptedServer([Reply(200, answer)]) as server:
+        model = AnthropicChatModelSetup("m", server.url, api_key_env=None)
         with pytest.raises(ModelProviderError, match=what) as failure:
             model.chat(QUESTION)
     assert failure.value.status == 200
@@ -151,7 +261,8 @@ def test_openai_embeddings_come_back_in_input_order_with_the_declared_length():
         model = OpenAIEmbeddingModelSetup("e", server.url, api_key_env=None, dimensions=2)
         assert model.embed(["a", "b"]) == [[1.0, 0.0], [0.0, 1.0]]
     assert server.requests[0].path == "/embeddings"
-    assert server.requests[0].body == {"model": "e", "input": ["a", "b"], "dimensions": 2}
+    assert server.requests[0].body == {"model": "e", "input": ["a", "b"], "dimensions": 2,
+                                       "encoding_format": "float"}
 
 
 def test_ollama_embeddings_post_to_api_embed():
@@ -177,6 +288,9 @@ def test_an_embedding_reply_of_the_wrong_shape_is_refused(answer, what):
     ({"base_url": "localhost:11434"}, "base_url must start with http"),
     ({"model": " "}, "model must be a non-empty string"),
     ({"timeout_s": 0}, "timeout_s must be a positive number"),
+    ({"connect_timeout_s": -1}, "connect_timeout_s must be a positive number"),
+    ({"max_retries": -1}, "max_retries must be an int >= 0"),
+    ({"max_retries": 1.5}, "max_retries must be an int >= 0"),
 ])
 def test_a_bad_client_configuration_is_refused_with_its_name(kwargs, what):
     with pytest.raises(ValueError, match=what):

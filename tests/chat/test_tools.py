@@ -1,9 +1,11 @@
 """Tools: the schema a model is shown comes from the signature; ``ctx`` is injected,
 never shown; arguments that do not fit are explained, not executed."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
+import cloudpickle
 import pytest
+from pydantic import BaseModel, Field
 
 from flink_agents_ltm.api.chat_models import ChatMessage, ToolContext, tool
 
@@ -66,3 +68,105 @@ def test_varargs_are_refused():
 def test_an_unknown_role_is_refused_by_name():
     with pytest.raises(ValueError, match="unknown message role 'bot'"):
         ChatMessage("bot", "hi")
+
+
+@pytest.mark.parametrize("arguments, problem", [
+    ({"customer": "c", "limit": "ten"},
+     "argument 'limit': Input should be a valid integer, unable to parse string as an integer "
+     "(got 'ten')"),
+    ({"customer": "c", "status": "lost"},
+     "argument 'status': Input should be 'open' or 'shipped' (got 'lost')"),
+    ({"customer": "c", "tags": ["a", ["b"]]},
+     "argument 'tags[1]': Input should be a valid string (got ['b'])"),
+    ({"customer": "c", "colour": "red"},
+     "unexpected keyword argument 'colour' (the arguments are: customer, status, limit, tags)"),
+])
+def test_arguments_of_the_wrong_type_or_name_are_explained_precisely(arguments, problem):
+    assert find_orders.argument_error(arguments) == \
+        f"bad arguments for tool 'find_orders': {problem}"
+
+
+def test_every_problem_of_one_call_is_named_at_once():
+    problem = find_orders.argument_error({"limit": "ten", "colour": "red"})
+    assert "missing a required argument: 'customer'" in problem
+    assert "argument 'limit'" in problem and "'colour'" in problem
+
+
+def test_arguments_that_fit_are_accepted():
+    assert find_orders.argument_error({"customer": "c", "limit": None, "tags": ["a"]}) is None
+
+
+def test_the_tool_is_called_with_the_validated_values_and_its_own_defaults():
+    received = {}
+
+    @tool
+    def plan(order_id: str, days: int, stops: tuple[str, ...] = ("depot",)) -> str:
+        """Plan a delivery."""
+        received.update(order_id=order_id, days=days, stops=stops)
+        return "planned"
+
+    assert plan.invoke({"order_id": 42, "days": "3"}) == "planned"
+    assert received == {"order_id": "42", "days": 3, "stops": ("depot",)}
+
+
+def test_invoke_refuses_arguments_that_do_not_fit_without_calling_the_tool():
+    calls = []
+    counted = tool(lambda n: calls.append(n), name="counted")
+    with pytest.raises(ValueError, match="bad arguments for tool 'counted': missing a required "
+                                         "argument: 'n'"):
+        counted.invoke({})
+    assert calls == []
+
+
+def test_annotated_constraints_and_descriptions_reach_the_schema_and_the_validation():
+    @tool
+    def top(limit: Annotated[int, Field(ge=1, description="How many orders.")] = 10) -> list:
+        """The newest orders."""
+        return []
+
+    assert top.parameters["properties"] == {
+        "limit": {"type": "integer", "minimum": 1, "description": "How many orders."}}
+    assert top.parameters["required"] == []
+    assert "argument 'limit': Input should be greater than or equal to 1 (got 0)" in \
+        top.argument_error({"limit": 0})
+
+
+class Address(BaseModel):
+    city: str
+    zip_code: str | None = None
+
+
+def test_a_pydantic_model_parameter_is_described_and_arrives_as_the_model():
+    @tool
+    def ship(address: Address) -> str:
+        """Ship an order."""
+        assert isinstance(address, Address)
+        return address.city
+
+    schema = ship.parameters
+    assert schema["required"] == ["address"]
+    assert schema["$defs"]["Address"]["properties"]["city"] == {"type": "string"}
+    assert ship.invoke({"address": {"city": "Berlin"}}) == "Berlin"
+    assert "argument 'address.city': Field required" in ship.argument_error({"address": {}})
+
+
+def test_parameters_named_like_pydantic_attributes_work():
+    @tool
+    def lookup(json: str, model_config: int, schema: bool = False) -> dict:
+        """Look something up."""
+        return {"json": json, "model_config": model_config, "schema": schema}
+
+    assert set(lookup.parameters["properties"]) == {"json", "model_config", "schema"}
+    assert lookup.invoke({"json": "j", "model_config": 2}) == \
+        '{"json": "j", "model_config": 2, "schema": false}'
+
+
+def test_a_tool_ships_without_its_arguments_model_and_rebuilds_it_after_shipping():
+    local = tool(lambda customer, ctx=None: customer.upper(), name="shout")
+    shipped = cloudpickle.dumps(local)
+    assert local.argument_error({}) is not None  # builds and caches the arguments model
+    assert cloudpickle.dumps(local) == shipped  # a class made at run time is not shipped
+    copy = cloudpickle.loads(shipped)
+    assert copy.invoke({"customer": "c"}) == "C"
+    assert copy.argument_error({"customer": "c", "x": 1}).startswith(
+        "bad arguments for tool 'shout': unexpected keyword argument 'x'")

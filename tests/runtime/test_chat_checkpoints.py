@@ -30,9 +30,11 @@ from runtime.flink_options import checkpointing
 KEYS = 3
 INPUTS = 36
 TRIGGER = (1, 10)  # (key, n): fails once, after a checkpoint taken while it waits
-# The input lasts ~3.6 s, so the trigger waits for its checkpoints while input still
-# flows (once a bounded input has ended, the operator drains and takes no checkpoint).
-SPACING_S = 0.1
+# The input lasts ~7 s, so the trigger waits for its checkpoints while input still
+# flows (once a bounded input has ended, the operator drains and takes no checkpoint),
+# even when the operator starts late: importing the openai SDK takes seconds on a busy
+# machine.
+SPACING_S = 0.2
 
 pytestmark = pytest.mark.cluster
 

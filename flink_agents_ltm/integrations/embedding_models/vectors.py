@@ -9,9 +9,8 @@ from typing import Any
 from flink_agents_ltm.integrations.model_endpoint import ModelEndpoint
 
 
-def vectors_of(endpoint: ModelEndpoint, path: str, texts: Sequence[str], vectors: Any,
+def vectors_of(endpoint: ModelEndpoint, url: str, texts: Sequence[str], vectors: Any,
                dimensions: int | None) -> list[list[float]]:
-    url = endpoint.base_url + path
     if not isinstance(vectors, list) or len(vectors) != len(texts):
         raise endpoint.error(f"malformed reply: expected {len(texts)} vector(s), got "
                              f"{vectors!r:.200}", url, 200)
