@@ -36,6 +36,7 @@ bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Pyt
 	$(PY) -m bench.ltm_overhead
 	$(PY) -m bench.java_bridge_overhead
 	$(PY) -m bench.durable_async_throughput
+	$(PY) -m bench.model_clients
 
 lint: $(STAMP)  ## ruff, and the import contracts of the layers (lint-imports)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench
