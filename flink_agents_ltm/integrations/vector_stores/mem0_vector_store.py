@@ -152,6 +152,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         _validated(provider, self._settings(self.collection, dimensions or 1))
         self._backend = backend_for(provider)
         self._stores: dict[str, VectorStoreBase] = {}
+        self._retired: list[VectorStoreBase] = []
         self._owner: VectorStoreBase | None = None
         self._shared_client: Any = None
         self._lock: threading.RLock = threading.RLock()  # guards _stores
@@ -187,7 +188,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
 
     def close(self) -> None:
         with self._lock:
-            owner, self._owner, self._stores = self._owner, None, {}
+            owner, self._owner, self._stores, self._retired = self._owner, None, {}, []
             shared, self._shared_client = self._shared_client, None
             self._opened = False
         if shared is not None:
@@ -259,9 +260,12 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             return store
 
     def _discard(self, store: VectorStoreBase) -> None:
-        """Close a store that did not make it into ``_stores`` if it owns its connection."""
+        """Forget a store: close it if it owns its connection, else keep it until
+        :meth:`close` (Mem0's pgvector closes its pool, a shared one too, when collected)."""
         if self._owner is None and self._shared_client is None:
             self._backend.close(store)
+        else:
+            self._retired.append(store)
 
     def _get_or_create_collection(self, name: str) -> CollectionInfo:
         return self._info(name, self._store(name, create=True))
@@ -279,7 +283,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         with self._lock:
             with self._call():
                 store.delete_col()
-            self._stores.pop(name, None)
+            self._discard(self._stores.pop(name))
 
     def _list_collections(self) -> list[str]:
         if self._owner is None:
