@@ -60,6 +60,11 @@ class Mem0Backend:
         """The number of documents, ``None`` to count by listing."""
         return None
 
+    def search(self, store: VectorStoreBase, vector: list[float], k: int,
+               filters: dict[str, Any] | None) -> list[Any]:
+        """The ``k`` nearest rows (fewer only when the store has no more)."""
+        return list(store.search(query="", vectors=vector, top_k=k, filters=filters))
+
     def get_many(self, store: VectorStoreBase, ids: Sequence[str]) -> list[Any]:
         return [row for row in (store.get(vector_id=i) for i in ids)
                 if row is not None and getattr(row, "id", None) is not None]
@@ -188,6 +193,42 @@ class PgVectorBackend(Mem0Backend):
             pgvector_store.prepare(store, dimensions)
         except ValueError:
             pass  # the caller reports the mismatch with the store's words
+
+    def search(self, store: VectorStoreBase, vector: list[float], k: int,
+               filters: dict[str, Any] | None) -> list[Any]:
+        """Mem0's query, made to deliver ``k`` rows whenever the table has them.
+
+        An HNSW index scan is approximate: by default it stops after ``hnsw.ef_search``
+        (40) candidates, filtered or not, and it can miss a row the graph barely links
+        (an outlier among near-duplicates). Fewer than ``k`` rows would then look like
+        the end of the table. So the scan is told to go on (iterative scans, pgvector
+        0.8; ``relaxed_order`` may swap neighbours, hence the sort), and when it still
+        returns fewer than ``k`` while more rows match, the query runs again exactly,
+        without the index."""
+        from mem0.vector_stores.pgvector import _build_filter_conditions
+        from psycopg2 import sql
+
+        conditions, parameters = _build_filter_conditions(filters)
+        where = sql.SQL("WHERE " + " AND ".join(conditions)) if conditions else sql.SQL("")
+        table = sql.Identifier(store.collection_name)
+        nearest = sql.SQL("SELECT id, vector <=> %s::vector AS distance, payload FROM {} {} "
+                          "ORDER BY distance LIMIT %s").format(table, where)
+        store._ensure_collection()
+        with store._get_cursor(commit=True) as cur:
+            cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cur.execute("SELECT set_config('hnsw.ef_search', %s, true)",
+                        (str(min(max(k, 40), 1000)),))
+            cur.execute(nearest, (vector, *parameters, k))
+            rows = cur.fetchall()
+            if len(rows) < k:
+                cur.execute(sql.SQL("SELECT count(*) FROM {} {}").format(table, where),
+                            parameters)
+                if cur.fetchone()[0] > len(rows):
+                    cur.execute("SET LOCAL enable_indexscan = off")
+                    cur.execute(nearest, (vector, *parameters, k))
+                    rows = cur.fetchall()
+        found = [_Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
+        return sorted(found, key=lambda row: -(row.score or 0.0))
 
     def stored_dimensions(self, store: VectorStoreBase) -> int | None:
         with store._get_cursor() as cur:

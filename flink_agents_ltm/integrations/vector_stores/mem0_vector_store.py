@@ -355,8 +355,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         store = self._store(collection, create=False)
         native = native_filter(self.provider, filter_, search=True, reserved=RESERVED_KEYS)
         query = list(vector)
-        rows = self._fetch(lambda k: store.search(query="", vectors=query, top_k=k,
-                                                  filters=native),
+        rows = self._fetch(lambda k: self._backend.search(store, query, k, native),
                            filter_, limit, limit if filter_ is None else max(4 * limit, 32))
         return [self._document(r, score=True) for r in rows]
 
