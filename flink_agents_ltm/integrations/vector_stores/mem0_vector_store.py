@@ -157,7 +157,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         self._shared_client: Any = None
         self._lock: threading.RLock = threading.RLock()  # guards _stores
         self._calls: threading.RLock | None = None  # serializes a store that is not thread-safe
-        self._opened = False
+        self._connecting = False  # open() may make stores, and so may everything after it
 
     def _settings(self, collection: str, dimensions: int) -> dict[str, Any]:
         settings = dict(self._config, collection_name=collection)
@@ -176,12 +176,12 @@ class Mem0VectorStore(CollectionManageableVectorStore):
                 self._config.get("path") != ":memory:":
             client, lock = shared_local_qdrant(self._config["path"])
             self._shared_client, self._calls = client, lock
+        self._connecting = True
         try:
             self._store(self.collection, create=True)
         except Exception:
             self.close()
             raise
-        self._opened = True
         log.info("opened %s vector store, collection '%s' (%d dimensions)%s", self.provider,
                  self.collection, self.dimensions,
                  "" if self._calls is None else ", calls serialized")
@@ -190,7 +190,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         with self._lock:
             owner, self._owner, self._stores, self._retired = self._owner, None, {}, []
             shared, self._shared_client = self._shared_client, None
-            self._opened = False
+            self._connecting = False
         if shared is not None:
             release_local_qdrant(shared)
         elif owner is not None:
@@ -212,17 +212,23 @@ class Mem0VectorStore(CollectionManageableVectorStore):
 
     # ------------------------------------------------------------- collections
 
+    def _check_open(self) -> None:
+        if not self._connecting:
+            raise RuntimeError(f"the {self.provider} vector store is not open (or closed): "
+                               "the runtime opens declared stores when the job starts")
+
     def _exists(self, name: str) -> bool:
+        self._check_open()
         with self._lock:
             if name in self._stores:
                 return True
-        if self._owner is None:
-            raise RuntimeError(f"the {self.provider} vector store is not open (or closed)")
+        assert self._owner is not None
         with self._call():
             return name in self._backend.collections(self._owner)
 
     def _store(self, name: str, *, create: bool) -> VectorStoreBase:
         """Mem0's store for the collection ``name`` (Mem0 creates it when it makes one)."""
+        self._check_open()
         with self._lock:
             store = self._stores.get(name)
             if store is not None:
@@ -286,8 +292,8 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             self._discard(self._stores.pop(name))
 
     def _list_collections(self) -> list[str]:
-        if self._owner is None:
-            raise RuntimeError(f"the {self.provider} vector store is not open (or closed)")
+        self._check_open()
+        assert self._owner is not None
         with self._call():
             return list(self._backend.collections(self._owner))
 
