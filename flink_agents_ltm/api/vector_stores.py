@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
 
+import numpy as np
+
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
 from flink_agents_ltm.api.metadata_filters import MetadataFilter, parse_filter
 from flink_agents_ltm.api.resources import Resource, ResourceLookup, ResourceType
@@ -146,8 +148,20 @@ class Metadata(Mapping[str, Any]):
         return {key: _plain(value) for key, value in self._items.items()}
 
 
+_NUMBER_TYPES = frozenset({float, int})
+
+
 def _vector(value: Any, where: str) -> tuple[float, ...]:
-    """A tuple of floats from any iterable of real numbers (a list, a numpy array)."""
+    """A tuple of floats from any iterable of real numbers (a list, a numpy array).
+
+    Vectors are long and checked on every call, so plain lists of floats take a path
+    that stays in C; anything else gets the thorough check."""
+    if isinstance(value, list | tuple) and value and _NUMBER_TYPES.issuperset(map(type, value)) \
+            and math.isfinite(sum(value)):
+        return tuple(map(float, value))
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.size and \
+            value.dtype.kind in "fiu" and bool(np.isfinite(value).all()):
+        return tuple(value.astype(np.float64).tolist())
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
         raise TypeError(f"{where} must be a sequence of numbers, got {type(value).__name__}")
     values = list(value)
@@ -189,6 +203,16 @@ class Document:
             if isinstance(self.score, bool) or not isinstance(self.score, int | float):
                 raise TypeError(f"a score is a number, got {type(self.score).__name__}")
             object.__setattr__(self, "score", float(self.score))
+
+
+def _validated_document(content: str, metadata: Metadata, document_id: str,
+                        embedding: tuple[float, ...]) -> Document:
+    """A Document from parts that are already checked (no second validation)."""
+    document = object.__new__(Document)
+    for name, value in (("content", content), ("metadata", metadata), ("id", document_id),
+                        ("embedding", embedding), ("score", None)):
+        object.__setattr__(document, name, value)
+    return document
 
 
 @dataclass(frozen=True)
@@ -375,11 +399,12 @@ class BaseVectorStore(Resource, ABC):
             if len(answer) != len(batch):
                 raise ValueError(f"embedding model '{self.embedding_model}' returned "
                                  f"{len(answer)} vectors for {len(batch)} texts")
-            vectors.extend(self._checked(v, "an embedding") for v in answer)
+            vectors.extend(self._checked(_vector(v, "an embedding"), "an embedding")
+                           for v in answer)
         return vectors
 
     def _checked(self, vector: Any, what: str) -> tuple[float, ...]:
-        values = _vector(vector, what)
+        values = vector if isinstance(vector, tuple) else _vector(vector, what)
         if len(values) != self.dimensions:
             raise DimensionMismatchError(f"{what} has {len(values)} dimensions; this store "
                                          f"holds {self.dimensions}-dimensional vectors")
@@ -393,8 +418,8 @@ class BaseVectorStore(Resource, ABC):
         for d in documents:
             embedding = next(vectors) if d.embedding is None else self._checked(
                 d.embedding, f"the embedding of document {d.id!r}")
-            complete.append(Document(d.content, d.metadata, d.id or str(uuid.uuid4()),
-                                     embedding))
+            complete.append(_validated_document(d.content, d.metadata,  # type: ignore[arg-type]
+                                                d.id or str(uuid.uuid4()), embedding))
         return complete
 
     def _collection(self, collection: str | None) -> str:

@@ -202,9 +202,10 @@ class PgVectorBackend(Mem0Backend):
         (40) candidates, filtered or not, and it can miss a row the graph barely links
         (an outlier among near-duplicates). Fewer than ``k`` rows would then look like
         the end of the table. So the scan is told to go on (iterative scans, pgvector
-        0.8; ``relaxed_order`` may swap neighbours, hence the sort), and when it still
-        returns fewer than ``k`` while more rows match, the query runs again exactly,
-        without the index."""
+        0.8; ``relaxed_order`` may swap neighbours, hence the sort; the settings ride in
+        the query's round trip, on this store's own pool), and when it still returns
+        fewer than ``k`` while more rows match, the query runs again exactly, without
+        the index."""
         from mem0.vector_stores.pgvector import _build_filter_conditions
         from psycopg2 import sql
 
@@ -213,20 +214,20 @@ class PgVectorBackend(Mem0Backend):
         table = sql.Identifier(store.collection_name)
         nearest = sql.SQL("SELECT id, vector <=> %s::vector AS distance, payload FROM {} {} "
                           "ORDER BY distance LIMIT %s").format(table, where)
+        ef_search = sql.SQL("SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = {}; "
+                            ).format(sql.Literal(min(max(k, 40), 1000)))
         store._ensure_collection()
-        with store._get_cursor(commit=True) as cur:
-            cur.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cur.execute("SELECT set_config('hnsw.ef_search', %s, true)",
-                        (str(min(max(k, 40), 1000)),))
-            cur.execute(nearest, (vector, *parameters, k))
+        with store._get_cursor() as cur:
+            cur.execute(ef_search + nearest, (vector, *parameters, k))
             rows = cur.fetchall()
             if len(rows) < k:
                 cur.execute(sql.SQL("SELECT count(*) FROM {} {}").format(table, where),
                             parameters)
                 if cur.fetchone()[0] > len(rows):
-                    cur.execute("SET LOCAL enable_indexscan = off")
-                    cur.execute(nearest, (vector, *parameters, k))
+                    cur.execute(sql.SQL("SET LOCAL enable_indexscan = off; ") + nearest,
+                                (vector, *parameters, k))
                     rows = cur.fetchall()
+                    cur.connection.commit()  # ends SET LOCAL: later queries may use the index
         found = [_Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
         return sorted(found, key=lambda row: -(row.score or 0.0))
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from flink_agents_ltm.api.metadata_filters import (
@@ -104,21 +105,34 @@ def _merged(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
     return merged or None
 
 
+@dataclass(frozen=True)
+class NativeFilter:
+    """What the store gets (``None``: no filter), and whether it is the whole filter:
+    then most rows the store returns match, and asking for ``limit`` rows is enough."""
+
+    condition: dict[str, Any] | None
+    whole: bool
+
+
 def native_filter(provider: str, filter_: MetadataFilter | None, *, search: bool,
-                  reserved: frozenset[str]) -> dict[str, Any] | None:
+                  reserved: frozenset[str]) -> NativeFilter:
     """The superset condition to give Mem0's ``provider`` store for a ``search``
-    (else a ``list``), or ``None`` when the store should not filter at all."""
+    (else a ``list``)."""
     if filter_ is None:
-        return None
+        return NativeFilter(None, True)
+    parts = conjuncts(filter_)
     if provider == "faiss" and search:
-        return None  # it would filter only 2 * top_k neighbours and lose the rest
+        return NativeFilter(None, False)  # it would filter only 2 * top_k neighbours
     if provider == "qdrant":
-        translated = [t for t in map(_qdrant(reserved), conjuncts(filter_)) if t is not None]
-        if not translated:
-            return None
-        return translated[0] if len(translated) == 1 else {"AND": translated}
+        translated = [t for t in map(_qdrant(reserved), parts) if t is not None]
+        condition = (None if not translated else translated[0] if len(translated) == 1
+                     else {"AND": translated})
+        return NativeFilter(condition, len(translated) == len(parts))
     if provider == "pgvector":
         translate = _pgvector(reserved)
     else:  # FAISS's list() knows the list shorthand; other stores get equality on text
         translate = _equality_only(reserved, lists=provider == "faiss")
-    return _merged([t for t in map(translate, conjuncts(filter_)) if t is not None])
+    translated = [t for t in map(translate, parts) if t is not None]
+    condition = _merged(translated)
+    whole = len(translated) == len(parts) and len(condition or {}) == sum(map(len, translated))
+    return NativeFilter(condition, whole)

@@ -304,7 +304,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
 
     # ------------------------------------------------------------- documents
 
-    def _payload(self, document: Document) -> dict[str, Any]:
+    def _payload(self, document: Document, stored_id: str) -> dict[str, Any]:
         clash = RESERVED_KEYS & set(document.metadata)
         if clash:
             raise ValueError(f"metadata key(s) {sorted(clash)} are reserved by the Mem0 vector "
@@ -312,7 +312,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
                              f"'{ID_KEY}')")
         payload = document.metadata.to_dict()  # type: ignore[attr-defined]
         payload[CONTENT_KEY] = document.content
-        if native_id(document.id) != document.id:  # type: ignore[arg-type]
+        if stored_id != document.id:
             payload[ID_KEY] = document.id
         return payload
 
@@ -336,11 +336,12 @@ class Mem0VectorStore(CollectionManageableVectorStore):
                              "hold the content and id, not metadata")
 
     def _add(self, collection: str, documents: Sequence[Document]) -> None:
-        payloads = [self._payload(d) for d in documents]
+        ids = [native_id(d.id) for d in documents]  # type: ignore[arg-type]
+        payloads = [self._payload(d, i) for d, i in zip(documents, ids, strict=True)]
+        vectors = [list(d.embedding) for d in documents]  # type: ignore[arg-type]
         store = self._store(collection, create=True)
         with self._call():
-            store.insert(vectors=[list(d.embedding) for d in documents],  # type: ignore[arg-type]
-                         payloads=payloads, ids=[native_id(d.id) for d in documents])  # type: ignore
+            store.insert(vectors=vectors, payloads=payloads, ids=ids)
 
     def _fetch(self, fetch: Any, filter_: MetadataFilter | None, limit: int | None,
                first: int) -> list[Any]:
@@ -350,7 +351,8 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         while True:
             with self._call():
                 rows = fetch(k)
-            found = [r for r in rows if matches(filter_, self._metadata(r))]
+            found = rows if filter_ is None else [r for r in rows
+                                                  if matches(filter_, self._metadata(r))]
             if len(rows) < k or (limit is not None and len(found) >= limit):
                 return found if limit is None else found[:limit]
             k *= 4
@@ -361,8 +363,8 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         store = self._store(collection, create=False)
         native = native_filter(self.provider, filter_, search=True, reserved=RESERVED_KEYS)
         query = list(vector)
-        rows = self._fetch(lambda k: self._backend.search(store, query, k, native),
-                           filter_, limit, limit if filter_ is None else max(4 * limit, 32))
+        rows = self._fetch(lambda k: self._backend.search(store, query, k, native.condition),
+                           filter_, limit, limit if native.whole else max(4 * limit, 32))
         return [self._document(r, score=True) for r in rows]
 
     def _get(self, collection: str, ids: Sequence[str] | None, filter_: MetadataFilter | None,
@@ -375,8 +377,8 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             return [self._document(r, score=False) for r in rows
                     if matches(filter_, self._metadata(r))]
         native = native_filter(self.provider, filter_, search=False, reserved=RESERVED_KEYS)
-        rows = self._fetch(lambda k: rows_of(store.list(filters=native, top_k=k)), filter_,
-                           limit, 256 if limit is None else max(limit, 32))
+        rows = self._fetch(lambda k: rows_of(store.list(filters=native.condition, top_k=k)),
+                           filter_, limit, 256 if limit is None else max(limit, 32))
         return [self._document(r, score=False) for r in rows]
 
     def _existing_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
@@ -390,11 +392,12 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             self._backend.delete_many(store, [native_id(i) for i in ids])
 
     def _update(self, collection: str, documents: Sequence[Document]) -> None:
-        payloads = [self._payload(d) for d in documents]
+        ids = [native_id(d.id) for d in documents]  # type: ignore[arg-type]
+        payloads = [self._payload(d, i) for d, i in zip(documents, ids, strict=True)]
         store = self._store(collection, create=False)
         with self._call():
-            for document, payload in zip(documents, payloads, strict=True):
-                store.update(vector_id=native_id(document.id),  # type: ignore[arg-type]
+            for document, stored_id, payload in zip(documents, ids, payloads, strict=True):
+                store.update(vector_id=stored_id,
                              vector=list(document.embedding),  # type: ignore[arg-type]
                              payload=payload)
 
