@@ -105,3 +105,26 @@ def test_delete_by_filter_removes_exactly_the_matching_documents(store):
     assert set(store.delete(filters=filters)) == doomed
     assert {d.id for d in store.get()} == {doc_id for doc_id, _, _ in DOCUMENTS} - doomed
     assert store.size() == len(DOCUMENTS) - len(doomed)
+
+
+def test_mem0s_stores_alone_disagree_with_the_reference_which_is_why_python_decides(store):
+    """What the raw Mem0 stores answer for filters Mem0 documents; Mem0VectorStore gets the
+    reference answer on all of them (the tests above)."""
+    store.add([Document(text, metadata, doc_id) for doc_id, text, metadata in DOCUMENTS]
+              + [Document(f"tea tea tea {i}", {"topic": "noise"}) for i in range(40)])
+    raw = store._store(store.collection, create=False)
+    vector = list(store.embed(["tea"])[0])
+
+    def raw_ids(filters, k=10):
+        rows = raw.search(query="", vectors=vector, top_k=k, filters=filters)
+        return {r.payload.get("flink_agents_id", str(r.id)) for r in rows}
+
+    if store.provider == "qdrant":
+        assert raw_ids({"title": {"contains": "sencha"}}) == {"d1"}  # case-folded words:
+        assert raw_ids({"title": {"contains": "Guid"}}) == set()  # ... whole ones only
+    elif store.provider == "pgvector":
+        assert raw_ids({"vip": {"eq": True}}) == set()  # compares 'True' with 'true'
+        assert raw_ids({"topic": {"ne": "tea"}}) & {"d6"} == set()  # no topic: dropped
+    else:
+        assert raw_ids({"topic": "herbal"}, k=1) == set()  # only 2 * top_k neighbours seen
+    assert {d.id for d in store.query("tea", limit=1, filters={"topic": "herbal"})} == {"d5"}
