@@ -27,6 +27,8 @@ ROW = {"topic": "billing", "year": 2021, "score": 0.5, "vip": True, "title": "La
     ({"topic": {"ne": "billing"}}, False),
     ({"missing": {"ne": "x"}}, True),                 # ne is "not eq": absent fields match
     ({"year": 2021.0}, True),                          # numbers compare as numbers
+    ({"vip": True}, True),
+    ({"vip": {"ne": False}}, True),
     ({"vip": 1}, False),                               # ... but never with booleans
     ({"year": True}, False),
     ({"year": "2021"}, False),                         # nor with strings

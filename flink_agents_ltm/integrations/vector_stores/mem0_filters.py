@@ -3,10 +3,9 @@
 Mem0's stores translate its filter dicts each in their own way, and not always
 faithfully: pgvector compares ``payload->>key`` as text (``True`` becomes
 ``'True'`` under ``eq``, ``ne`` drops rows without the key, ``gt`` fails on a
-non-numeric value), Qdrant matches ``contains`` by words and ``icontains``
-case-sensitively and tells ``1`` from ``1.0``, Chroma turns ``contains`` into
-equality, FAISS understands equality only and filters just ``2 * top_k``
-neighbours of a search.
+non-numeric value), embedded Qdrant matches ``contains`` by whole, case-folded
+words and tells ``1`` from ``1.0``, Chroma turns ``contains`` into equality, FAISS
+understands equality only and filters just ``2 * top_k`` neighbours of a search.
 
 So :class:`Mem0VectorStore` never relies on a store's verdict. It hands the
 store a *superset* condition (every document that matches the filter also
