@@ -78,8 +78,8 @@ CONTENT_KEY = "data"
 ID_KEY = "flink_agents_id"
 RESERVED_KEYS = frozenset({CONTENT_KEY, ID_KEY})
 _ID_NAMESPACE = uuid.UUID("6f3c1a52-6c55-4bb4-9a1e-5d0f3c7f2b11")
-_EMBEDDED = {"qdrant": ("host", "url", "client"), "faiss": (), "chroma": ("host", "client",
-                                                                          "api_key")}
+# config keys that point a store at a server (or a client) instead of a local folder
+_SERVER_KEYS = {"qdrant": ("host", "url", "client"), "chroma": ("host", "client", "api_key")}
 
 
 def _config_class(provider: str) -> type:
@@ -146,7 +146,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         fields = getattr(config_class, "model_fields", {})
         self._with_dimensions = "embedding_model_dims" in fields
         if "path" in fields and not any(config.get(k) for k in
-                                        ("path", *_EMBEDDED.get(provider, ()))):
+                                        ("path", *_SERVER_KEYS.get(provider, ()))):
             config["path"] = str(default_home() / "vector_stores" / provider)
         self._config = config
         _validated(provider, self._settings(self.collection, dimensions or 1))
@@ -171,9 +171,8 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         """Resolve the embedding model, connect, create the default collection and
         check that it holds vectors of the model's dimension."""
         super().open(get_resource)
-        if self.provider == "qdrant" and not any(self._config.get(k) for k in
-                                                 ("host", "url", "client")) and \
-                self._config.get("path") != ":memory:":
+        if self.provider == "qdrant" and self._config.get("path") != ":memory:" and not any(
+                self._config.get(k) for k in _SERVER_KEYS["qdrant"]):
             client, lock = shared_local_qdrant(self._config["path"])
             self._shared_client, self._calls = client, lock
         self._connecting = True
