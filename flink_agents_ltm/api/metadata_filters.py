@@ -250,7 +250,7 @@ def _holds(condition: Condition, value: Any) -> bool:
         if op is Operator.ICONTAINS:
             return needle.casefold() in value.casefold()
         return needle in value
-    if not _is_number(value):
+    if not isinstance(value, int | float) or isinstance(value, bool):
         return False
     bound = condition.value
     assert isinstance(bound, int | float)

@@ -227,7 +227,7 @@ class ResourceDescriptor:
     @property
     def arguments(self) -> dict[str, Any]:
         """A copy of the keyword arguments."""
-        return _copied(self._arguments)
+        return {name: _copied(value) for name, value in self._arguments.items()}
 
     def dependencies(self) -> dict[str, tuple[str, ResourceType]]:
         """``{argument: (resource name, type)}`` for the arguments that name other declared
@@ -258,7 +258,7 @@ class ResourceDescriptor:
         for secret in sorted(set(_secrets_in(self._arguments)), key=len, reverse=True):
             if secret:
                 text = text.replace(secret, _MASK)
-        return _masked(text)
+        return _URL_PASSWORD.sub(lambda m: m.group("head") + _MASK + "@", text)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ResourceDescriptor) and self._key == other._key
@@ -282,8 +282,8 @@ class ResourceDescriptor:
 RESOURCE_TYPE_ATTRIBUTE = "_flink_agents_resource_type"
 
 
-def _setup(resource_type: ResourceType) -> Callable:
-    def decorate(function: Callable) -> staticmethod:
+def _setup(resource_type: ResourceType) -> Callable[[Callable[..., Any]], staticmethod[..., Any]]:
+    def decorate(function: Callable[..., Any]) -> staticmethod[..., Any]:
         target = function.__func__ if isinstance(function, staticmethod) else function
         setattr(target, RESOURCE_TYPE_ATTRIBUTE, resource_type)
         return staticmethod(target)

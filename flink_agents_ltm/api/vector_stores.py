@@ -109,6 +109,7 @@ class Metadata(Mapping[str, Any]):
     """An immutable JSON object: string keys, JSON values (lists become tuples)."""
 
     __slots__ = ("_items",)
+    _items: dict[str, Any]
 
     def __init__(self, values: Mapping[str, Any] | None = None, where: str = "metadata"):
         if values is None:
@@ -449,7 +450,7 @@ class BaseVectorStore(Resource, ABC):
 
     def query(self, query: VectorStoreQuery | str | None = None, *,
               vector: Sequence[float] | None = None, limit: int = 10,
-              filters: Mapping[str, Any] | None = None,
+              filters: Mapping[str, Any] | MetadataFilter | None = None,
               collection: str | None = None) -> QueryResult:
         """The ``limit`` documents nearest to the query, among those matching ``filters``.
         Call it with a :class:`VectorStoreQuery`, or with text (or ``vector=``) and
@@ -470,7 +471,7 @@ class BaseVectorStore(Resource, ABC):
         return QueryResult(tuple(found))
 
     def get(self, ids: str | Sequence[str] | None = None, *,
-            filters: Mapping[str, Any] | None = None, limit: int | None = 100,
+            filters: Mapping[str, Any] | MetadataFilter | None = None, limit: int | None = 100,
             collection: str | None = None) -> list[Document]:
         """Documents by id (in the order asked, missing ones left out; ``limit`` does not
         apply) or matching ``filters`` (at most ``limit``; ``None`` for all), or both."""
@@ -484,7 +485,7 @@ class BaseVectorStore(Resource, ABC):
         return self._get(name, None, filter_, limit)
 
     def delete(self, ids: str | Sequence[str] | None = None, *,
-               filters: Mapping[str, Any] | None = None,
+               filters: Mapping[str, Any] | MetadataFilter | None = None,
                collection: str | None = None) -> list[str]:
         """Delete documents by id, or those matching ``filters``, or the ids among them
         that match; returns the ids that were deleted. Use ``reset`` to empty a collection."""
