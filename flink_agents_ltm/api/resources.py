@@ -206,7 +206,10 @@ class ResourceDescriptor:
 
     @staticmethod
     def _importable_by_name(clazz: type) -> bool:
-        if "<locals>" in clazz.__qualname__:
+        """Whether the class's name finds it wherever the descriptor goes: not a local
+        class, nor one of a job's main script (``__main__`` is another module on a
+        TaskManager; cloudpickle ships such classes by value)."""
+        if "<locals>" in clazz.__qualname__ or clazz.__module__ == "__main__":
             return False
         try:
             return _class_of(clazz.__module__, clazz.__qualname__) is clazz
@@ -271,12 +274,6 @@ class ResourceDescriptor:
                           _masked(self._arguments).items())
         name = self.class_name or "mem0"
         return f"ResourceDescriptor({name}{', ' if shown else ''}{shown})"
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        if state["_key"][0][0] != "class":
-            state["_class"] = None  # found again by name where it is unpickled
-        return state
 
 
 RESOURCE_TYPE_ATTRIBUTE = "_flink_agents_resource_type"

@@ -4,6 +4,8 @@ last operator to close releases it. Secrets never show."""
 
 import collections
 import pickle
+import subprocess
+import sys
 import traceback
 
 import cloudpickle
@@ -299,3 +301,22 @@ def test_the_client_checks_resource_arguments_before_the_job_runs():
                                             "argument 'wrong'"):
         check_resources(agent)
     assert Model.opened == []  # nothing was opened on the client
+
+
+def test_a_class_of_the_jobs_main_script_travels_with_its_descriptor(tmp_path):
+    """A TaskManager's ``__main__`` is not the job's script: such a class must travel by
+    value (cloudpickle), and is identified by the class itself, not by its name."""
+    shipped = tmp_path / "descriptor.pickle"
+    script = (
+        "import sys, cloudpickle\n"
+        "from flink_agents_ltm.api.resources import ResourceDescriptor\n"
+        "class MainModel:\n"
+        "    def __init__(self, n):\n"
+        "        self.n = n\n"
+        "d = ResourceDescriptor(MainModel, n=3)\n"
+        "assert d == ResourceDescriptor(MainModel, n=3)\n"
+        "open(sys.argv[1], 'wb').write(cloudpickle.dumps([d, d]))\n")
+    subprocess.run([sys.executable, "-c", script, str(shipped)], check=True)
+    first, second = cloudpickle.loads(shipped.read_bytes())
+    assert first.build().n == 3 and first == second
+    assert first != ResourceDescriptor(Model, n=3)
