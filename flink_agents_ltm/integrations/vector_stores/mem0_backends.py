@@ -216,16 +216,17 @@ class PgVectorBackend(Mem0Backend):
                           "ORDER BY distance LIMIT %s").format(table, where)
         ef_search = sql.SQL("SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = {}; "
                             ).format(sql.Literal(min(max(k, 40), 1000)))
+        literal = "[" + ",".join(map(repr, vector)) + "]"  # psycopg2 adapts a list slowly
         store._ensure_collection()
         with store._get_cursor() as cur:
-            cur.execute(ef_search + nearest, (vector, *parameters, k))
+            cur.execute(ef_search + nearest, (literal, *parameters, k))
             rows = cur.fetchall()
             if len(rows) < k:
                 cur.execute(sql.SQL("SELECT count(*) FROM {} {}").format(table, where),
                             parameters)
                 if cur.fetchone()[0] > len(rows):
                     cur.execute(sql.SQL("SET LOCAL enable_indexscan = off; ") + nearest,
-                                (vector, *parameters, k))
+                                (literal, *parameters, k))
                     rows = cur.fetchall()
                     cur.connection.commit()  # ends SET LOCAL: later queries may use the index
         found = [_Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
