@@ -340,7 +340,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         vectors = [list(d.embedding) for d in documents]  # type: ignore[arg-type]
         store = self._store(collection, create=True)
         with self._call():
-            store.insert(vectors=vectors, payloads=payloads, ids=ids)
+            self._backend.insert(store, ids, vectors, payloads)
 
     def _fetch(self, fetch: Any, filter_: MetadataFilter | None, limit: int | None,
                first: int) -> list[Any]:
