@@ -1,5 +1,9 @@
 """Mem0VectorStore, each method on each real store (embedded Qdrant, pgvector, FAISS)."""
 
+import os
+import stat
+from pathlib import Path
+
 import pytest
 from mem0.configs.embeddings.base import BaseEmbedderConfig
 
@@ -207,3 +211,17 @@ def test_a_closed_store_refuses_work(make_store):
     store.close()
     with pytest.raises(RuntimeError, match="not open"):
         store.query("tea")
+
+
+@pytest.mark.parametrize("provider", ["qdrant", "faiss"])
+def test_an_embedded_store_without_a_path_lives_privately_under_the_home(provider, hashing):
+    home = Path(os.environ["FLINK_AGENTS_LTM_HOME"])
+    store = Mem0VectorStore(provider, embedding_model="embedder", collection=f"home_{provider}")
+    store.open(lookup(embedder=hashing))
+    try:
+        store.add(Document("kept at home"))
+        folder = home / "vector_stores" / provider
+        assert folder.is_dir() and stat.S_IMODE(folder.stat().st_mode) == 0o700
+        assert f"home_{provider}" in store.list_collections()
+    finally:
+        store.close()

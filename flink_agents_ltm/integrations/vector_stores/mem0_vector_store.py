@@ -171,6 +171,10 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         """Resolve the embedding model, connect, create the default collection and
         check that it holds vectors of the model's dimension."""
         super().open(get_resource)
+        local = self._config.get("path")
+        if local and local != ":memory:" and not any(
+                self._config.get(k) for k in _SERVER_KEYS.get(self.provider, ())):
+            Path(local).expanduser().mkdir(mode=0o700, parents=True, exist_ok=True)
         if self.provider == "qdrant" and self._config.get("path") != ":memory:" and not any(
                 self._config.get(k) for k in _SERVER_KEYS["qdrant"]):
             client, lock = shared_local_qdrant(self._config["path"])
