@@ -32,8 +32,9 @@ test-python: $(STAMP)
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
 
-bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Python, async throughput)
+bench: $(STAMP)  ## print the benchmarks (LTM and vector stores against raw Mem0, Java against Python, async throughput)
 	$(PY) -m bench.ltm_overhead
+	$(PY) -m bench.vector_store_overhead
 	$(PY) -m bench.java_bridge_overhead
 	$(PY) -m bench.durable_async_throughput
 	$(PY) -m bench.model_clients

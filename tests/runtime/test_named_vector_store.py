@@ -1,17 +1,23 @@
 """The long-term memory's vector store may be the name of a declared resource (design 004, PR 2)."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions, MailboxThreadError
 from flink_agents_ltm.api.resources import (
     MissingResourceError,
     ResourceDescriptor,
+    ResourceType,
     embedding_model_setup,
     vector_store_setup,
 )
+from flink_agents_ltm.api.vector_stores import Document
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
+from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
 from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
 
@@ -56,3 +62,42 @@ def test_a_vector_store_name_that_is_not_declared_is_named_in_the_error():
     with pytest.raises(MissingResourceError, match="no vector store named 'other_store'.*"
                                                    "declared: team_store"):
         build("other_store")
+
+
+class KnowledgeAgent(Agent):
+    @embedding_model_setup
+    def hashing():
+        return ResourceDescriptor(HashingEmbedding)
+
+    @vector_store_setup
+    def knowledge():
+        return ResourceDescriptor(Mem0VectorStore, provider="qdrant", embedding_model="hashing",
+                                  config={"path": ":memory:"}, collection="faq")
+
+    @action(InputEvent)
+    def ignore(event, ctx):
+        pass
+
+
+def test_an_action_gets_the_declared_store_and_worker_threads_may_use_it():
+    resources = ResourceProvider(KnowledgeAgent(), MailboxThreadCheck())
+    resources.open()
+    try:
+        store = resources.get("knowledge", ResourceType.VECTOR_STORE)
+        assert isinstance(store, Mem0VectorStore) and store.size() == 0  # opened at start
+        with pytest.raises(MissingResourceError, match="no embedding model named 'knowledge'"):
+            resources.get("knowledge", ResourceType.EMBEDDING_MODEL)
+
+        def on_a_worker(i):  # what a durable_execute_async call does with the store
+            store.add(Document(f"answer number {i}", {"n": i}, f"a{i}"))
+            return [d.id for d in store.query(f"answer number {i}", limit=1,
+                                              filters={"n": i})]
+
+        with ThreadPoolExecutor(4) as pool:
+            assert list(pool.map(on_a_worker, range(16))) == [[f"a{i}"] for i in range(16)]
+        with ThreadPoolExecutor(1) as pool, pytest.raises(MailboxThreadError):
+            pool.submit(resources.get, "knowledge").result()  # lookups stay on the mailbox
+    finally:
+        resources.close()
+    with pytest.raises(RuntimeError, match="not open"):
+        store.size()  # the last operator closed it

@@ -1,0 +1,136 @@
+"""Mem0VectorStore against the same Mem0 store used directly: query latency and batched
+insert throughput, side by side in one run.
+
+Both sides get the same precomputed vectors (so the embedding model, which dominates
+real calls, is left out and only our layer is measured) and one collection each on the
+same store and client, grown alike; raw and wrapped calls alternate so that load hits
+both alike. Target: within 5 % of raw Mem0.
+
+    python -m bench.vector_store_overhead [--store qdrant|faiss|pgvector] [--rounds 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import time
+import uuid
+from contextlib import ExitStack
+from functools import partial
+
+from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.api.vector_stores import Document
+from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
+from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import (
+    CONTENT_KEY,
+    Mem0VectorStore,
+)
+
+DIMS = 384
+TOPICS = ["tea", "parcel", "invoice", "grinder", "refund", "password", "delivery", "discount"]
+
+
+def store_config(kind: str, stack: ExitStack) -> dict:
+    if kind == "pgvector":
+        from tests.pgvector.server import pgvector_server
+
+        return dict(stack.enter_context(pgvector_server())[0]["config"])
+    return {"path": stack.enter_context(tempfile.TemporaryDirectory()) + f"/{kind}"}
+
+
+def vector(text: str) -> list[float]:
+    return hashed_bag_of_words(text, DIMS)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", default="qdrant", choices=["qdrant", "faiss", "pgvector"])
+    parser.add_argument("--rounds", type=int, default=60, help="insert batches per side")
+    parser.add_argument("--batch", type=int, default=64, help="documents per insert")
+    parser.add_argument("--queries", type=int, default=5, help="queries per side and round")
+    args = parser.parse_args()
+    rng = random.Random(7)
+
+    with ExitStack() as stack:
+        config = store_config(args.store, stack)
+        config["embedding_model_dims"] = DIMS
+        ours = Mem0VectorStore(args.store, config, collection="wrapped")
+        ours.open(lambda name, kind: (_ for _ in ()).throw(KeyError(name, ResourceType(kind))))
+        stack.callback(ours.close)
+        ours.get_or_create_collection("raw")
+        raw = ours._store("raw", create=False)  # the same Mem0 store class, client and lock
+
+        timings: dict[str, list[float]] = {k: [] for k in ("raw insert", "wrapped insert",
+                                                          "raw query", "wrapped query",
+                                                          "raw filtered", "wrapped filtered")}
+
+        hits = {"raw": 0, "wrapped": 0}
+
+        def timed(name, fn):
+            started = time.perf_counter()
+            answer = fn()
+            timings[name].append(time.perf_counter() - started)
+            return answer
+
+        def batch(round_):
+            texts = [f"note {round_}-{i} about the {TOPICS[rng.randrange(len(TOPICS))]}"
+                     for i in range(args.batch)]
+            return texts, [vector(t) for t in texts], [TOPICS[i % len(TOPICS)] for i in
+                                                       range(args.batch)]
+
+        def raw_insert(texts, vectors, topics):
+            raw.insert(vectors=vectors, payloads=[{CONTENT_KEY: t, "topic": p}
+                                                  for t, p in zip(texts, topics, strict=True)],
+                       ids=[str(uuid.uuid4()) for _ in texts])
+
+        def wrapped_insert(texts, vectors, topics):
+            ours.add([Document(t, {"topic": p}, embedding=v)
+                      for t, v, p in zip(texts, vectors, topics, strict=True)])
+
+        print(f"{args.store}: {args.rounds} rounds of one {args.batch}-document insert and "
+              f"{args.queries} + {args.queries} queries per side ...", flush=True)
+        for round_ in range(args.rounds):
+            data = batch(round_)
+            first, second = ("raw", "wrapped") if round_ % 2 else ("wrapped", "raw")
+            for side in (first, second):
+                insert = raw_insert if side == "raw" else wrapped_insert
+                timed(f"{side} insert", partial(insert, *data))
+            for q in range(args.queries):
+                topic = TOPICS[(round_ + q) % len(TOPICS)]
+                query = vector(f"what about the {topic}")
+                for side in (first, second):
+                    if side == "raw":
+                        timed("raw query", partial(raw.search, query="", vectors=query, top_k=5))
+                        hits["raw"] += len(timed("raw filtered", partial(
+                            raw.search, query="", vectors=query, top_k=5,
+                            filters={"topic": topic})))
+                    else:
+                        timed("wrapped query", partial(ours.query, vector=query, limit=5))
+                        hits["wrapped"] += len(timed("wrapped filtered", partial(
+                            ours.query, vector=query, limit=5, filters={"topic": topic})))
+            if (round_ + 1) % 20 == 0:
+                print(f"  {round_ + 1}/{args.rounds} ({ours.size()} documents per side)",
+                      flush=True)
+
+    print(f"\n{'operation':<26}{'raw Mem0':>14}{'Mem0VectorStore':>18}{'ratio':>8}")
+    insert_raw = args.batch / statistics.median(timings["raw insert"])
+    insert_ours = args.batch / statistics.median(timings["wrapped insert"])
+    print(f"{'insert (documents/s)':<26}{insert_raw:>14.0f}{insert_ours:>18.0f}"
+          f"{insert_raw / insert_ours:>8.3f}")
+    for name, label in (("query", "query, top 5 (ms)"), ("filtered", "filtered query (ms)")):
+        raw_ms = statistics.median(timings[f"raw {name}"]) * 1000
+        ours_ms = statistics.median(timings[f"wrapped {name}"]) * 1000
+        print(f"{label:<26}{raw_ms:>14.2f}{ours_ms:>18.2f}{ours_ms / raw_ms:>8.3f}")
+    print(f"filtered hits returned: raw {hits['raw']}, Mem0VectorStore {hits['wrapped']} (of "
+          f"{5 * args.queries * args.rounds} asked for)")
+    if hits["raw"] < hits["wrapped"]:
+        print("  raw Mem0 lost filtered hits (FAISS filters only 2 * top_k neighbours), so its "
+              "filtered time is not comparable")
+    print("\nratio: time through Mem0VectorStore / time of raw Mem0 (throughput inverted); "
+          "target <= 1.05")
+
+
+if __name__ == "__main__":
+    main()

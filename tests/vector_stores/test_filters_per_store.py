@@ -1,0 +1,130 @@
+"""Every operator means the same on every store: what Qdrant, pgvector and FAISS return
+for a filter is exactly what the reference semantics accept, whether the store evaluated
+the filter itself, in part, or not at all."""
+
+from flink_agents_ltm.api.metadata_filters import matches, parse_filter
+from flink_agents_ltm.api.vector_stores import Document
+
+DOCUMENTS = [
+    ("d1", "green tea from japan", {"topic": "tea", "year": 2019, "price": 4.5, "vip": True,
+                                    "title": "Sencha Guide", "tags": ["jp"]}),
+    ("d2", "black tea from india", {"topic": "tea", "year": 2021, "price": 3, "vip": False,
+                                    "title": "Assam basics"}),
+    ("d3", "espresso coffee", {"topic": "coffee", "year": 2023, "price": 2.5,
+                               "title": "ESPRESSO at home"}),
+    # look-alikes: a year and a flag written as text
+    ("d4", "cold brew coffee", {"topic": "coffee", "year": "2020", "vip": "true",
+                                "title": "cold brew"}),
+    ("d5", "herbal infusion", {"topic": "herbal", "year": 2021.0, "price": None}),
+    # no topic; LIKE's wildcards in the title
+    ("d6", "tea tasting notes", {"year": 2022, "title": "100% tea_notes"}),
+]
+
+FILTERS = [
+    {"topic": "tea"},
+    {"topic": {"eq": "coffee"}},
+    {"topic": {"ne": "tea"}},
+    {"topic": ["tea", "herbal"]},
+    {"topic": {"in": ["coffee"]}},
+    {"topic": {"nin": ["tea"]}},
+    {"year": 2021},
+    {"year": "2020"},
+    {"year": {"gt": 2020}},
+    {"year": {"gte": 2021}},
+    {"year": {"lt": 2021}},
+    {"year": {"lte": 2021}},
+    {"year": {"gte": 2020, "lt": 2023}},
+    {"price": {"lt": 4}},
+    {"vip": True},
+    {"vip": {"eq": False}},
+    {"vip": {"ne": True}},
+    {"title": {"contains": "tea"}},
+    {"title": {"contains": "%"}},
+    {"title": {"contains": "a_n"}},
+    {"title": {"icontains": "espresso"}},
+    {"title": {"icontains": "GUIDE"}},
+    {"title": "*"},
+    {"price": "*"},
+    {"topic": "tea", "vip": False},
+    {"OR": [{"topic": "herbal"}, {"year": {"gte": 2023}}]},
+    {"OR": [{"topic": "tea"}, {"topic": "coffee"}], "year": {"gte": 2021}},
+    {"NOT": [{"topic": "tea"}]},
+    {"NOT": [{"topic": "tea"}, {"title": {"icontains": "brew"}}]},
+    {"AND": [{"topic": "coffee"}, {"NOT": [{"year": {"lt": 2022}}]}]},
+    {"OR": [{"AND": [{"topic": "tea"}, {"vip": True}]}, {"title": {"contains": "%"}}]},
+]
+
+
+def expected_ids(filters):
+    parsed = parse_filter(filters)
+    return {doc_id for doc_id, _, metadata in DOCUMENTS if matches(parsed, metadata)}
+
+
+def test_the_filter_table_is_not_trivial():
+    sizes = [len(expected_ids(f)) for f in FILTERS]
+    assert all(0 < size < len(DOCUMENTS) for size in sizes), sizes
+
+
+def test_get_and_query_return_exactly_the_matching_documents_for_every_operator(store):
+    store.add([Document(text, metadata, doc_id) for doc_id, text, metadata in DOCUMENTS])
+    wrong = []
+    for filters in FILTERS:
+        expected = expected_ids(filters)
+        got = {d.id for d in store.get(filters=filters)}
+        found = {d.id for d in store.query("tea coffee infusion", limit=10, filters=filters)}
+        if got != expected or found != expected:
+            wrong.append((filters, sorted(expected), sorted(got), sorted(found)))
+    assert wrong == []
+
+
+def test_a_small_limit_returns_the_best_matching_documents_in_score_order(store):
+    store.add([Document(text, metadata, doc_id) for doc_id, text, metadata in DOCUMENTS])
+    for filters in FILTERS:
+        everything = store.query("tea", limit=10, filters=filters).documents
+        top = store.query("tea", limit=2, filters=filters).documents
+        assert [d.id for d in top] == [d.id for d in everything[:2]], filters
+        assert [d.score for d in top] == sorted((d.score for d in top), reverse=True)
+
+
+def test_a_matching_document_is_found_behind_many_closer_ones_that_do_not_match(store):
+    """FAISS filters only 2 * top_k neighbours of a search, and a filter left to Python
+    sees only what the store returned: both must go on fetching until the store is
+    exhausted."""
+    store.add([Document(f"tea tea tea number {i}", {"topic": "noise"}) for i in range(80)]
+              + [Document("a rare note about shipping", {"topic": "Rare"}, "rare")])
+    for filters in ({"topic": "Rare"}, {"topic": {"icontains": "rare"}},
+                    {"NOT": [{"topic": "noise"}]}):
+        assert [d.id for d in store.query("tea", limit=1, filters=filters)] == ["rare"], filters
+        assert [d.id for d in store.get(filters=filters, limit=1)] == ["rare"], filters
+
+
+def test_delete_by_filter_removes_exactly_the_matching_documents(store):
+    store.add([Document(text, metadata, doc_id) for doc_id, text, metadata in DOCUMENTS])
+    filters = {"OR": [{"year": {"gte": 2022}}, {"title": {"icontains": "GUIDE"}}]}
+    doomed = expected_ids(filters)
+    assert set(store.delete(filters=filters)) == doomed
+    assert {d.id for d in store.get()} == {doc_id for doc_id, _, _ in DOCUMENTS} - doomed
+    assert store.size() == len(DOCUMENTS) - len(doomed)
+
+
+def test_mem0s_stores_alone_disagree_with_the_reference_which_is_why_python_decides(store):
+    """What the raw Mem0 stores answer for filters Mem0 documents; Mem0VectorStore gets the
+    reference answer on all of them (the tests above)."""
+    store.add([Document(text, metadata, doc_id) for doc_id, text, metadata in DOCUMENTS]
+              + [Document(f"tea tea tea {i}", {"topic": "noise"}) for i in range(40)])
+    raw = store._store(store.collection, create=False)
+    vector = list(store.embed(["tea"])[0])
+
+    def raw_ids(filters, k=10):
+        rows = raw.search(query="", vectors=vector, top_k=k, filters=filters)
+        return {r.payload.get("flink_agents_id", str(r.id)) for r in rows}
+
+    if store.provider == "qdrant":
+        assert raw_ids({"title": {"contains": "sencha"}}) == {"d1"}  # case-folded words:
+        assert raw_ids({"title": {"contains": "Guid"}}) == set()  # ... whole ones only
+    elif store.provider == "pgvector":
+        assert raw_ids({"vip": {"eq": True}}) == set()  # compares 'True' with 'true'
+        assert raw_ids({"topic": {"ne": "tea"}}) & {"d6"} == set()  # no topic: dropped
+    else:
+        assert raw_ids({"topic": "herbal"}, k=1) == set()  # only 2 * top_k neighbours seen
+    assert {d.id for d in store.query("tea", limit=1, filters={"topic": "herbal"})} == {"d5"}
