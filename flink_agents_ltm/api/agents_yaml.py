@@ -84,9 +84,9 @@ class AgentsYaml:
     resources: dict[str, tuple[ResourceType, ResourceDescriptor]]
 
 
-def read_agents_yaml(path: str | Path, configuration: Configuration) -> AgentsYaml:
-    """Read and check ``path``; options are checked against ``configuration``'s
-    (nothing is set on it)."""
+def read_agents_yaml(path: str | Path, into: Configuration) -> AgentsYaml:
+    """Read and check ``path``, setting its options on ``into`` (an empty
+    configuration of the same options, so that every option's checks run)."""
     import yaml  # PyYAML, installed with PyFlink (apache-beam)
 
     path = Path(path)
@@ -107,7 +107,7 @@ def read_agents_yaml(path: str | Path, configuration: Configuration) -> AgentsYa
             raise AgentsYamlError(f"{path}: unknown section '{section}'"
                                   f"{did_you_mean(section, known_sections)} Sections: "
                                   f"{', '.join(known_sections)}")
-    options = _options(document.get("config") or {}, configuration, path)
+    options = _options(document.get("config") or {}, into, path)
     resources: dict[str, tuple[ResourceType, ResourceDescriptor]] = {}
     for section, resource_type in SECTIONS.items():
         entries = document.get(section) or []
@@ -122,20 +122,19 @@ def read_agents_yaml(path: str | Path, configuration: Configuration) -> AgentsYa
     return AgentsYaml(options, resources)
 
 
-def _options(config: Any, configuration: Configuration, path: Path) -> dict[str, Any]:
+def _options(config: Any, into: Configuration, path: Path) -> dict[str, Any]:
     if not isinstance(config, Mapping):
         raise AgentsYamlError(f"{path}: 'config' must be a map of option keys to values")
-    by_key = {option.key: option for option in configuration.options()}
-    values: dict[str, Any] = {}
+    by_key = {option.key: option for option in into.options()}
     for key, value in _flatten(config, by_key):
         option = by_key.get(key)
         if option is None:
             raise AgentsYamlError(f"{path}: config: {unknown_key_message(key, by_key)}")
         try:
-            values[key] = _typed(option, value)
+            into.set(key, _typed(option, value))
         except (TypeError, ValueError) as error:
             raise AgentsYamlError(f"{path}: config: {error}") from None
-    return values
+    return into.to_dict()
 
 
 def _flatten(tree: Mapping[str, Any], options: Mapping[str, ConfigOption],

@@ -158,9 +158,19 @@ class Configuration:
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """``"; did you mean 'closest'?"``, or ``"."`` when nothing is close."""
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else "."
+    """``"; did you mean 'closest'?"``, or ``"."`` when nothing is close. Keys are
+    compared whole and by their last dotted part (``agents.capacity`` finds
+    ``agents.durable-async.capacity``)."""
+
+    def likeness(candidate: str) -> float:
+        whole = difflib.SequenceMatcher(None, word, candidate).ratio()
+        last = difflib.SequenceMatcher(None, word.rsplit(".", 1)[-1],
+                                       candidate.rsplit(".", 1)[-1]).ratio()
+        return max(whole, last)
+
+    scored = [(likeness(c), c) for c in candidates if c != word]
+    best = max(scored, default=(0.0, ""))
+    return f"; did you mean '{best[1]}'?" if best[0] >= 0.75 else "."
 
 
 def unknown_key_message(key: str, known: Iterable[str]) -> str:

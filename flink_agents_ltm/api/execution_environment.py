@@ -149,7 +149,7 @@ class AgentsExecutionEnvironment:
         :mod:`~flink_agents_ltm.api.agents_yaml`): the options are set on
         :meth:`get_config`, the resources added as with :meth:`add_resource`.
         The whole file is checked before anything is applied."""
-        spec = read_agents_yaml(path, self._config)
+        spec = read_agents_yaml(path, into=AgentsConfiguration())
         clash = sorted(set(spec.resources) & set(self._resources))
         if clash:
             raise ValueError(f"{path}: resource(s) {clash} are already added to this "
