@@ -54,8 +54,11 @@ def test_resources_are_built_from_aliases_class_paths_and_mem0_store_specs(tmp_p
             clazz: flink_agents_ltm.integrations.chat_models.scripted.ScriptedChatModelSetup
             answers: [hello]
         embedding_model_setups:
-          - {name: embedder, clazz: "flink_agents_ltm.integrations.embedding_models.openai:OpenAIEmbeddingModelSetup",
-             model: m, dimensions: 8, api_key_env: null}
+          - name: embedder
+            clazz: flink_agents_ltm.integrations.embedding_models.openai:OpenAIEmbeddingModelSetup
+            model: m
+            dimensions: 8
+            api_key_env: null
         vector_stores:
           - {name: shared, provider: pgvector, config: {host: 127.0.0.1}}
         """))
