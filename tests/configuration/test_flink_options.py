@@ -77,3 +77,21 @@ def test_the_program_wins_over_the_jobs_configuration_which_wins_over_config_yam
     assert effective.get(AgentsOptions.ASYNC_CAPACITY) == 5
     assert effective.get(AgentsOptions.ERROR_HANDLING) == "ignore"
     assert agents_env.get_config().to_dict() == {"agents.job-id": "from-the-program"}
+
+
+@pytest.mark.cluster
+def test_a_vector_store_nested_in_config_yaml_arrives_as_the_dict_mem0_takes(
+        tmp_path, monkeypatch):
+    from pyflink.java_gateway import get_gateway
+
+    from flink_agents_ltm.api.flink_options import flink_configuration_text
+
+    gateway = get_gateway()
+    (tmp_path / "config.yaml").write_text(
+        "long-term-memory:\n  vector-store:\n    provider: pgvector\n"
+        "    config: {host: 127.0.0.1, port: 5433, dbname: mem0}\n")
+    monkeypatch.setenv("FLINK_CONF_DIR", str(tmp_path))
+    text = flink_configuration_text(gateway.jvm.org.apache.flink.configuration.Configuration())
+    assert read(text).get(LongTermMemoryOptions.VECTOR_STORE) == {
+        "provider": "pgvector", "config": {"host": "127.0.0.1", "port": "5433",
+                                           "dbname": "mem0"}}
