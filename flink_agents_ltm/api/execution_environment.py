@@ -170,6 +170,11 @@ class AgentsExecutionEnvironment:
             merged.set(key, value)
         return merged
 
+    def configure_python_workers(self) -> dict[str, str]:
+        """Point a local job's Python workers at this interpreter and import path, where
+        the user left them unset (``to_datastream`` calls it); returns what was set."""
+        return configure_python_workers(self._flink_configuration())
+
     def _flink_configuration(self) -> Any:
         from pyflink.util.java_utils import get_j_env_configuration
 
@@ -227,7 +232,7 @@ class AgentBuilder:
             raise ValueError(f"resource(s) {clash} are declared both on agent "
                              f"{type(self._agent).__name__} and on the environment; rename one")
         config = self._agents_env.effective_config()
-        configure_python_workers(self._agents_env._flink_configuration())
+        self._agents_env.configure_python_workers()
         runtime = importlib.import_module("flink_agents_ltm.runtime.agent_operator")
         return runtime.build_agent_stream(self._agents_env.env, self._stream, self._key_selector,
                                           self._agent, config, self._agents_env.resources)

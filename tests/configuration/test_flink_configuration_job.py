@@ -50,12 +50,3 @@ def test_config_yaml_then_dash_d_then_the_jobs_configuration_set_the_agent_optio
     # job id of -D (over config.yaml) named the job's memory folder
     assert sorted(p.name for p in home.iterdir()) == ["from-dash-d"]
 
-
-def test_a_misspelt_agent_option_on_dash_d_fails_before_the_job_starts(user_dirs):
-    cwd, scratch, home = user_dirs
-    result = run_flink(["run", "-t", "local", "-Dagents.durable-async.capcity=8",
-                        "-py", str(JOB)], cwd, scratch, home)
-    assert result.returncode != 0
-    assert ("unknown configuration key 'agents.durable-async.capcity'; did you mean "
-            "'agents.durable-async.capacity'?") in result.stdout + result.stderr
-    assert not home.exists()

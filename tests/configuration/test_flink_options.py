@@ -95,3 +95,28 @@ def test_a_vector_store_nested_in_config_yaml_arrives_as_the_dict_mem0_takes(
     assert read(text).get(LongTermMemoryOptions.VECTOR_STORE) == {
         "provider": "pgvector", "config": {"host": "127.0.0.1", "port": "5433",
                                            "dbname": "mem0"}}
+
+
+@pytest.mark.cluster
+def test_a_misspelt_option_in_the_jobs_configuration_fails_to_datastream_before_any_job():
+    from pyflink.common import Configuration
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    from flink_agents_ltm.api.agent import Agent, action
+    from flink_agents_ltm.api.events import InputEvent
+
+    class Echo(Agent):
+        @action(InputEvent)
+        def echo(event, ctx):
+            pass
+
+    job = Configuration()
+    job.set_string("agents.durable-async.capcity", "8")
+    env = StreamExecutionEnvironment.get_execution_environment(job)
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
+    builder = agents_env.from_datastream(env.from_collection([1]), key_selector=lambda x: x)
+    with pytest.raises(ValueError, match=r"^Flink configuration \(config.yaml, -D or the "
+                                         r"job's Configuration\): unknown configuration key "
+                                         "'agents.durable-async.capcity'; did you mean "
+                                         "'agents.durable-async.capacity'"):
+        builder.apply(Echo()).to_datastream()
