@@ -22,7 +22,12 @@ def java_configuration(**values):
     return conf
 
 
-def test_the_import_path_has_site_packages_and_this_checkout_but_not_the_stdlib():
+def test_the_import_path_has_site_packages_and_this_checkout_but_not_the_stdlib(
+        tmp_path, monkeypatch):
+    # as for a program run outside the checkout: the package comes from the editable
+    # install's import hook, which the embedded interpreter does not run
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p and Path(p).resolve() != ROOT])
     path = worker_import_path()
     assert sysconfig.get_paths()["purelib"] in path
     assert str(ROOT) in path  # an editable install: its finder is not seen by Pemja
