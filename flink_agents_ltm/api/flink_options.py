@@ -11,8 +11,9 @@ refuses an unknown key of these prefixes, naming the closest known one.
 Flink's ``config.yaml`` flattens nested maps into dotted keys, so a vector
 store written as a nested map arrives as ``long-term-memory.vector-store.provider``,
 ``long-term-memory.vector-store.config.host`` and so on: those keys are put
-back together into the dict the option takes (values stay text; Mem0 parses
-ports and flags of its store configs). The option also takes one JSON object,
+back together into the dict the option takes (values stay text, as Flink gives
+them; Mem0's pydantic store configs read ``"5433"`` as a port). The option also
+takes one JSON object,
 e.g. ``-Dlong-term-memory.vector-store='{"provider": "pgvector", ...}'``.
 
 ``python job.py`` starts a local mini-cluster whose job configuration does
