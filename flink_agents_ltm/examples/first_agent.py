@@ -1,5 +1,7 @@
 """The README's "Writing an agent": python -m flink_agents_ltm.examples.first_agent"""
 
+import argparse
+
 from pyflink.datastream import StreamExecutionEnvironment
 
 from flink_agents_ltm.api.agent import Agent, action
@@ -24,6 +26,7 @@ class SupportAgent(Agent):
 
 
 def main():
+    argparse.ArgumentParser(description=__doc__).parse_args()  # --help, no options
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(1)
     messages = env.from_collection([
