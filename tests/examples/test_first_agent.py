@@ -9,6 +9,8 @@ import pytest
 from tests.job_runner import ROOT, failure, run_python
 
 EXAMPLE = resources.files("flink_agents_ltm.examples").joinpath("first_agent.py")
+QUESTIONS = {"alice": ["My teapot has not arrived yet.", "Any news about my teapot?"],
+             "bob": ["Can I change my delivery address?"]}
 
 
 def readme_block_after(heading: str) -> str:
@@ -35,23 +37,30 @@ def test_the_readme_shows_the_example_file_exactly():
 
 
 @pytest.mark.cluster
-def test_the_example_runs_as_written_and_remembers_across_runs(user_dirs):
+def test_the_example_runs_as_written_and_its_memories_outlive_the_run(user_dirs):
     """Process mode (a bare environment's default) without any python.* option: the
-    Python workers still find PyFlink and this package."""
+    Python workers still find PyFlink and this package. Then the long-term memory the
+    run left behind is what a second run would recall (read here, in this process)."""
     cwd, scratch, home = user_dirs
-    command = ["-m", "flink_agents_ltm.examples.first_agent"]
-    first = run_python(command, cwd, scratch, home)
-    assert first.returncode == 0, failure(first)
-    assert replies(first.stdout) == {
+    result = run_python(["-m", "flink_agents_ltm.examples.first_agent"], cwd, scratch, home)
+    assert result.returncode == 0, failure(result)
+    assert replies(result.stdout) == {
         "alice": [(1, []), (2, ["My teapot has not arrived yet."])],
         "bob": [(1, [])],
     }
+    assert [p.name for p in home.iterdir()] == ["support-bot"]
 
-    second = run_python(command, cwd, scratch, home)
-    assert second.returncode == 0, failure(second)
-    # Short-term memory (the counter) belongs to the job run; long-term memory outlives it.
-    assert replies(second.stdout) == {
-        "alice": [(1, ["Any news about my teapot?", "My teapot has not arrived yet."]),
-                  (2, ["Any news about my teapot?", "My teapot has not arrived yet."])],
-        "bob": [(1, ["Can I change my delivery address?"])],
-    }
+    from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+    from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+
+    memory = Mem0LongTermMemory.from_config(
+        "support-bot", {LongTermMemoryOptions.BASE_DIR.key: str(home)})
+    try:
+        for customer, first_message in (("alice", "My teapot has not arrived yet."),
+                                        ("bob", "Can I change my delivery address?")):
+            memory.switch_context(customer, "second-run", False)
+            conversation = memory.get_memory_set("conversation")
+            recalled = [item.value for item in conversation.search(first_message, limit=2)]
+            assert sorted(recalled) == sorted(QUESTIONS[customer])
+    finally:
+        memory.close()
