@@ -1,13 +1,15 @@
 # Two commands for a newcomer: `make demo` and `make test`. Both install into .venv first.
+# `make help` lists every target.
 PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help install demo test test-python test-java bench lint clean
+.PHONY: help install demo example-first-agent example-support-chat example-recovery examples \
+	test test-python test-java bench lint clean
 
 help:  ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 22
 
 $(STAMP): pyproject.toml
 	@echo "==> creating $(VENV) and installing PyFlink, Mem0, PyTorch (CPU) and the embedding model (about 2 minutes)"
@@ -24,9 +26,20 @@ install: $(STAMP)  ## create .venv and install the package with its dev tools
 demo: $(STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
 	$(PY) -m flink_agents_ltm.examples.customer_memory
 
+example-first-agent: $(STAMP)  ## run the README's "Writing an agent" (twice: it remembers)
+	$(PY) -m flink_agents_ltm.examples.first_agent
+
+example-support-chat: $(STAMP)  ## run ctx.chat with tools and a memory-event listener, offline
+	$(PY) -m flink_agents_ltm.examples.support_chat
+
+example-recovery: $(STAMP)  ## run a job that fails once on purpose; check what recovery kept
+	$(PY) -m flink_agents_ltm.examples.recovery
+
+examples: demo example-first-agent example-support-chat example-recovery  ## run every example
+
 test: test-python test-java  ## install, then run every test (pytest, then the Java bridge's JUnit)
 
-test-python: $(STAMP)
+test-python: $(STAMP)  ## only the Python tests (-m "not cluster" skips the Flink jobs)
 	$(PY) -m pytest
 
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja

@@ -8,6 +8,21 @@ to a keyed stream, get the outputs back as a ``DataStream``.
     out = (agents_env.from_datastream(stream, key_selector=lambda r: r["customer"])
            .apply(MyAgent()).to_datastream())
 
+Where options come from, highest first (Flink's rule: what the program sets
+wins over configuration files):
+
+1. the program: ``agents_env.get_config().set(...)`` and
+   ``agents_env.load_yaml(path)`` (whichever ran last for a key);
+2. Flink's configuration of the job: the ``Configuration`` given to
+   ``StreamExecutionEnvironment``, then ``-D`` on ``flink run``, then the
+   cluster's ``config.yaml`` (see :mod:`~flink_agents_ltm.api.flink_options`);
+3. the option's default.
+
+``to_datastream`` merges them on the client, so a wrong key or value fails
+there, before the job is submitted. On the local mini-cluster it also points
+PyFlink's Python workers at this interpreter
+(:mod:`~flink_agents_ltm.api.python_workers`).
+
 The runtime is imported only when ``to_datastream`` builds the operator, so
 this module stays free of runtime imports.
 """
@@ -16,11 +31,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from flink_agents_ltm.api.agent import Agent
+from flink_agents_ltm.api.agents_yaml import read_agents_yaml
 from flink_agents_ltm.api.configuration import ConfigOption, Configuration
+from flink_agents_ltm.api.flink_options import flink_configuration_text, read_agent_options
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.python_workers import configure_python_workers
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 
 __all__ = ["AgentBuilder", "AgentsExecutionEnvironment", "AgentsOptions"]
@@ -46,11 +65,12 @@ class AgentsOptions:
     ASYNC_TIMEOUT_MS = ConfigOption(
         "agents.durable-async.timeout-ms", int, 60_000,
         "Per-call timeout of durable_execute_async; the action then fails. The worker "
-        "thread cannot be interrupted and keeps its slot until the call returns.")
+        "thread cannot be interrupted and keeps its slot until the call returns.",
+        duration=True)
     ASYNC_POLL_INTERVAL_MS = ConfigOption(
         "agents.durable-async.poll-interval-ms", int, 5,
         "How often an action parked on a durable call checks for its result (a "
-        "processing-time timer of its key).")
+        "processing-time timer of its key).", duration=True)
     RETAIN_ACTION_STATE = ConfigOption(
         "agents.action-state.retained", bool, True,
         "Keep the results of an action's durable calls (model answers and tool results of "
@@ -61,7 +81,7 @@ class AgentsOptions:
     SHORT_TERM_MEMORY_TTL_MS = ConfigOption(
         "agents.short-term-memory.ttl-ms", int, None,
         "Time to live of short-term memory entries since their last write (Flink state "
-        "TTL). Unset: no expiry.")
+        "TTL). Unset: no expiry.", duration=True)
     ERROR_HANDLING = ConfigOption(
         "agents.error-handling", str, "fail",
         "What a failing action does: 'fail' fails the job (Flink restarts it from the last "
@@ -121,7 +141,44 @@ class AgentsExecutionEnvironment:
         return self._env
 
     def get_config(self) -> Configuration:
+        """The options this program sets; they win over Flink's configuration."""
         return self._config
+
+    def load_yaml(self, path: str | Path) -> AgentsExecutionEnvironment:
+        """Options and resources from a YAML file (format in
+        :mod:`~flink_agents_ltm.api.agents_yaml`): the options are set on
+        :meth:`get_config`, the resources added as with :meth:`add_resource`.
+        The whole file is checked before anything is applied."""
+        spec = read_agents_yaml(path, into=AgentsConfiguration())
+        clash = sorted(set(spec.resources) & set(self._resources))
+        if clash:
+            raise ValueError(f"{path}: resource(s) {clash} are already added to this "
+                             "environment")
+        for key, value in spec.options.items():
+            self._config.set(key, value)
+        for name, (resource_type, descriptor) in spec.resources.items():
+            self.add_resource(name, resource_type, descriptor)
+        return self
+
+    def effective_config(self) -> AgentsConfiguration:
+        """The options the agent operator runs with: Flink's configuration of the
+        job, overridden by what the program set."""
+        merged = AgentsConfiguration()
+        read_agent_options(flink_configuration_text(self._flink_configuration()), merged,
+                           "Flink configuration (config.yaml, -D or the job's Configuration)")
+        for key, value in self._config.to_dict().items():
+            merged.set(key, value)
+        return merged
+
+    def configure_python_workers(self) -> dict[str, str]:
+        """Point a local job's Python workers at this interpreter and import path, where
+        the user left them unset (``to_datastream`` calls it); returns what was set."""
+        return configure_python_workers(self._flink_configuration())
+
+    def _flink_configuration(self) -> Any:
+        from pyflink.util.java_utils import get_j_env_configuration
+
+        return get_j_env_configuration(self._env._j_stream_execution_environment)
 
     def add_resource(self, name: str, resource_type: ResourceType | str,
                      descriptor: ResourceDescriptor) -> AgentsExecutionEnvironment:
@@ -174,7 +231,8 @@ class AgentBuilder:
         if clash:
             raise ValueError(f"resource(s) {clash} are declared both on agent "
                              f"{type(self._agent).__name__} and on the environment; rename one")
+        config = self._agents_env.effective_config()
+        self._agents_env.configure_python_workers()
         runtime = importlib.import_module("flink_agents_ltm.runtime.agent_operator")
         return runtime.build_agent_stream(self._agents_env.env, self._stream, self._key_selector,
-                                          self._agent, self._agents_env.get_config(),
-                                          self._agents_env.resources)
+                                          self._agent, config, self._agents_env.resources)

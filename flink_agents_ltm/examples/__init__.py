@@ -1,1 +1,3 @@
-"""Runnable examples; `make demo` runs customer_memory."""
+"""Runnable examples, each ``python -m flink_agents_ltm.examples.<name>``: first_agent (the
+README's "Writing an agent"), customer_memory (``make demo``), support_chat (``ctx.chat``
+with tools on the scripted model), recovery (one injected failure)."""

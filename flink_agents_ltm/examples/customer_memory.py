@@ -17,12 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 import tempfile
 import time
 from collections import Counter
 from importlib import resources
-from pathlib import Path
 
 from pyflink.common import Configuration, Types
 from pyflink.datastream import StreamExecutionEnvironment
@@ -65,14 +63,9 @@ def bundled_messages() -> list[str]:
 
 def build_environment() -> StreamExecutionEnvironment:
     config = Configuration()
-    # Thread mode: the agent runs in the TaskManager's JVM (process mode works too; an
-    # embedded store then admits one Python worker process, i.e. parallelism 1).
+    # Thread mode: the agent runs in the TaskManager's JVM, as CPython embedded by Pemja
+    # (AgentsExecutionEnvironment gives it this interpreter's import path).
     config.set_string("python.execution-mode", "thread")
-    config.set_string("python.executable", sys.executable)
-    config.set_string("python.client.executable", sys.executable)
-    site_packages = [p for p in sys.path if p.endswith("site-packages")]
-    # Thread mode embeds CPython in the JVM, which does not see the venv unless told.
-    config.set_string("python.pythonpath", ":".join(site_packages + [str(Path.cwd())]))
     config.set_string("restart-strategy.type", "fixed-delay")
     config.set_string("restart-strategy.fixed-delay.attempts", "1")
     env = StreamExecutionEnvironment.get_execution_environment(config)

@@ -1,20 +1,21 @@
 """The main job runs on PyFlink's mini-cluster and recalls only each customer's own messages."""
 
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from importlib import resources
 
 import pytest
 
+from tests.job_runner import failure, run_python
+
 
 @pytest.mark.cluster
-def test_the_demo_recalls_only_each_customers_own_messages(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "flink_agents_ltm.examples.customer_memory", "--home",
-         str(tmp_path)], capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+def test_the_demo_recalls_only_each_customers_own_messages(user_dirs):
+    """Thread mode, as `make demo` runs it, with no python.* option set by the demo."""
+    cwd, scratch, home = user_dirs
+    result = run_python(["-m", "flink_agents_ltm.examples.customer_memory", "--home",
+                         str(home)], cwd, scratch, home)
+    assert result.returncode == 0, failure(result)
 
     bundled = resources.files("flink_agents_ltm.examples").joinpath("customer_messages.jsonl")
     said = defaultdict(set)

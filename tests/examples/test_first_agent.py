@@ -1,0 +1,66 @@
+"""The README's "Writing an agent" is a file that runs as written, in a fresh shell."""
+
+import ast
+import re
+from importlib import resources
+
+import pytest
+
+from tests.job_runner import ROOT, failure, run_python
+
+EXAMPLE = resources.files("flink_agents_ltm.examples").joinpath("first_agent.py")
+QUESTIONS = {"alice": ["My teapot has not arrived yet.", "Any news about my teapot?"],
+             "bob": ["Can I change my delivery address?"]}
+
+
+def readme_block_after(heading: str) -> str:
+    """The first ```python block of the README section ``heading``."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index(f"\n{heading}\n"):]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def replies(stdout: str) -> dict[str, list[tuple[int, list[str]]]]:
+    """Each customer's replies in order (customers run concurrently, so only the order
+    within a customer is fixed)."""
+    by_customer: dict[str, list[tuple[int, list[str]]]] = {}
+    for line in stdout.splitlines():
+        if line.startswith("{"):
+            reply = ast.literal_eval(line)
+            by_customer.setdefault(reply["customer"], []).append(
+                (reply["message"], sorted(reply["recalled"])))
+    return by_customer
+
+
+def test_the_readme_shows_the_example_file_exactly():
+    assert readme_block_after("## Writing an agent") == EXAMPLE.read_text()
+
+
+@pytest.mark.cluster
+def test_the_example_runs_as_written_and_its_memories_outlive_the_run(user_dirs):
+    """Process mode (a bare environment's default) without any python.* option: the
+    Python workers still find PyFlink and this package. Then the long-term memory the
+    run left behind is what a second run would recall (read here, in this process)."""
+    cwd, scratch, home = user_dirs
+    result = run_python(["-m", "flink_agents_ltm.examples.first_agent"], cwd, scratch, home)
+    assert result.returncode == 0, failure(result)
+    assert replies(result.stdout) == {
+        "alice": [(1, []), (2, ["My teapot has not arrived yet."])],
+        "bob": [(1, [])],
+    }
+    assert [p.name for p in home.iterdir()] == ["support-bot"]
+
+    from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+    from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+
+    memory = Mem0LongTermMemory.from_config(
+        "support-bot", {LongTermMemoryOptions.BASE_DIR.key: str(home)})
+    try:
+        for customer, first_message in (("alice", "My teapot has not arrived yet."),
+                                        ("bob", "Can I change my delivery address?")):
+            memory.switch_context(customer, "second-run", False)
+            conversation = memory.get_memory_set("conversation")
+            recalled = [item.value for item in conversation.search(first_message, limit=2)]
+            assert sorted(recalled) == sorted(QUESTIONS[customer])
+    finally:
+        memory.close()
