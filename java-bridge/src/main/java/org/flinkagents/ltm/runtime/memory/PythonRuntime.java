@@ -42,6 +42,13 @@ public final class PythonRuntime {
     /** The module every interpreter imports under this name. */
     static final String GATEWAY_MODULE = "_flink_agents_ltm_gateway";
 
+    /**
+     * Pemja keeps the bound method it called last (a per-interpreter cache, replaced by the
+     * next {@code invokeMethod} with arguments), which keeps its object alive. Calling {@code
+     * str.lower("")} through this name drops that reference when a gateway is unbound.
+     */
+    private static final String CACHE_RESET = "_flink_agents_ltm_cache_reset";
+
     private final PythonSettings settings;
     private final ThreadLocal<ThreadInterpreter> interpreters = new ThreadLocal<>();
     private final Set<ThreadInterpreter> open = ConcurrentHashMap.newKeySet();
@@ -92,6 +99,7 @@ public final class PythonRuntime {
         }
         try {
             created.exec("import flink_agents_ltm.bridge.java_gateway as " + GATEWAY_MODULE);
+            created.exec(CACHE_RESET + " = str");
         } catch (Exception e) {
             created.close();
             throw new IllegalStateException(
@@ -246,6 +254,7 @@ public final class PythonRuntime {
             released.remove(variable);
             if (bound.remove(variable)) {
                 interpreter.exec("globals().pop('" + variable + "', None)");
+                interpreter.invokeMethod(CACHE_RESET, "lower", "");
             }
         }
 
