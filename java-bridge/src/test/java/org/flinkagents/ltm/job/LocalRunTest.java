@@ -26,7 +26,7 @@ class LocalRunTest {
         Path scratch = TestLtm.home().resolve(TestLtm.unique("local-run")).toAbsolutePath();
         Files.createDirectories(scratch);
         Path notes = scratch.resolve("notes.csv");
-        Files.writeString(notes, "ann,ann likes green tea\nbob,bob's parcel came late\n"
+        Files.writeString(notes, "ann,ann likes green tea\nbob,bob had a late parcel\n"
                 + "ann,ann asks about tea again\n", StandardCharsets.UTF_8);
 
         LocalRun run = LocalRun.run(scratch, Map.of(), "java-bridge/run-local",
