@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: help install demo test test-python test-java bench lint clean
+.PHONY: help install demo test test-python test-java java-demo bench lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -31,6 +31,10 @@ test-python: $(STAMP)
 
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
+
+java-demo: $(STAMP)  ## run the Java agent job on a local mini-cluster of PyFlink's jars (ARGS="--input notes.csv ...")
+	cd java-bridge && mvn -o -q -B compile
+	java-bridge/run-local $(ARGS)
 
 bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Python, async throughput)
 	$(PY) -m bench.ltm_overhead
