@@ -104,11 +104,6 @@ public final class ConfigSecrets {
         return scrubbed;
     }
 
-    /** Whether {@code text} contains none of these secrets. */
-    public boolean absentFrom(String text) {
-        return text == null || values.stream().noneMatch(text::contains);
-    }
-
     /**
      * A printable copy of {@code config}: secret values masked, JSON text (the vector store)
      * masked inside and kept as JSON text; JSON text that does not parse is not shown at all.
