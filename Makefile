@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 .PHONY: help install demo example-first-agent example-support-chat example-recovery examples \
-	test test-python test-java bench lint clean
+	test test-python test-java java-demo bench lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 22
@@ -44,6 +44,10 @@ test-python: $(STAMP)  ## only the Python tests (-m "not cluster" skips the Flin
 
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
+
+java-demo: $(STAMP)  ## run the Java agent job on a local mini-cluster of PyFlink's jars (ARGS="--input notes.csv ...")
+	cd java-bridge && mvn -o -q -B compile
+	java-bridge/run-local $(ARGS)
 
 bench: $(STAMP)  ## print the benchmarks (LTM and vector stores against raw Mem0, Java against Python, async throughput)
 	$(PY) -m bench.ltm_overhead

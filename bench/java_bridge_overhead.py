@@ -68,14 +68,19 @@ def main() -> None:
     if not (classes / "org/flinkagents/ltm/runtime/memory/PythonLongTermMemory.class").exists():
         subprocess.run(["mvn", "-o", "-q", "-B", "compile"], cwd=BRIDGE, check=True)
     site_packages = Path(sysconfig.get_paths()["purelib"])
-    flink_python = site_packages / "pyflink" / "opt" / "flink-python-2.3.0.jar"
+    pyflink = site_packages / "pyflink"
+    # Flink's jars (the bridge logs through SLF4J and masks secrets with Flink's Jackson) and
+    # Pemja, inside flink-python: the classpath of java-bridge/run-local.
+    classpath = [str(classes), str(pyflink / "lib" / "*"),
+                 str(pyflink / "opt" / "flink-python-2.3.0.jar")]
     with tempfile.TemporaryDirectory(prefix="java-bridge-bench-") as home:
         env = dict(os.environ, FLINK_AGENTS_LTM_HOME=home, TQDM_DISABLE="1")
         command = [
             "java",
             f"-Dflink.agents.ltm.python={sys.executable}",
             f"-Dflink.agents.ltm.pythonpath={site_packages}{os.pathsep}{ROOT}",
-            "-cp", f"{classes}{os.pathsep}{flink_python}",
+            "-Dlog4j2.level=ERROR",
+            "-cp", os.pathsep.join(classpath),
             str(Path(__file__).with_suffix(".java")),
             str(args.ops), home,
         ]

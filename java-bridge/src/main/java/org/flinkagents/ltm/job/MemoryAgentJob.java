@@ -3,11 +3,18 @@ package org.flinkagents.ltm.job;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.tuple.Tuple2;
@@ -17,10 +24,14 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.core.JsonProcessin
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.DeserializationFeature;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.CloseableIterator;
+import org.flinkagents.ltm.runtime.memory.ConfigSecrets;
 import org.flinkagents.ltm.runtime.memory.PythonSettings;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Java agent job: notes keyed by customer go through {@link MemoryAgentFunction}, which
@@ -32,7 +43,7 @@ import org.flinkagents.ltm.runtime.memory.PythonSettings;
  *     --python /path/to/.venv/bin/python \
  *     --pythonpath /path/to/.venv/lib/python3.11/site-packages:/path/to/repo \
  *     [--input notes.csv] [--base-dir /path/to/ltm-home] [--memory-job-id java-memory-agent] \
- *     [--vector-store '{"provider":"pgvector","config":{...}}'] [--parallelism 2] [--workers 4]
+ *     [--vector-store-file store.json] [--parallelism 2] [--workers 4]
  * </pre>
  *
  * See {@link #USAGE} ({@code --help}). The arguments are checked on the client, before the
@@ -40,6 +51,12 @@ import org.flinkagents.ltm.runtime.memory.PythonSettings;
  */
 public final class MemoryAgentJob {
     public static final String DEFAULT_MEMORY_JOB_ID = "java-memory-agent";
+    private static final Logger LOG = LoggerFactory.getLogger(MemoryAgentJob.class);
+    /** The environment variable that may hold the vector store JSON. */
+    public static final String VECTOR_STORE_VARIABLE = "FLINK_AGENTS_LTM_VECTOR_STORE";
+    private static final Set<PosixFilePermission> NOT_PRIVATE = EnumSet.of(
+            PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_WRITE,
+            PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE);
 
     private MemoryAgentJob() {}
 
@@ -70,6 +87,11 @@ public final class MemoryAgentJob {
         }
         List<Tuple2<String, String>> notes =
                 arguments.has("input") ? read(arguments.get("input")) : sample();
+        LOG.info("{} notes; long-term memory {}{}", notes.size(),
+                ConfigSecrets.redact(arguments.memoryConfig()),
+                arguments.vectorStoreSource() == null
+                        ? " (embedded store)"
+                        : " (vector store from " + arguments.vectorStoreSource() + ")");
         DataStream<String> results = agent(
                 env.fromData(notes),
                 arguments.python(),
@@ -112,9 +134,13 @@ public final class MemoryAgentJob {
             "  --input FILE           key,note lines (default: a small sample)",
             "  --memory-job-id ID     the memory's job id, Mem0 user_id (default: "
                     + DEFAULT_MEMORY_JOB_ID + ")",
-            "  --vector-store JSON    a Mem0 vector store, e.g.",
-            "                         '{\"provider\":\"pgvector\",\"config\":{\"host\":...}}'",
-            "                         (default: the embedded store, one process only)",
+            "  --vector-store-file F  a file holding a Mem0 vector store as JSON, e.g.",
+            "                         {\"provider\":\"pgvector\",\"config\":{\"host\":...}};",
+            "                         readable by its owner only (chmod 600), since it holds",
+            "                         the password. Without it: $" + VECTOR_STORE_VARIABLE + ",",
+            "                         else the embedded store (one process only)",
+            "  --vector-store JSON    the same JSON inline, for stores without secrets (the",
+            "                         command line is visible to every user of the machine)",
             "  --base-dir DIR         folder of the embedded store and Mem0's history database",
             "                         (default: $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm)",
             "  --parallelism N        the job's parallelism",
@@ -125,21 +151,36 @@ public final class MemoryAgentJob {
     /** The job's arguments: {@code --name value} pairs, checked before anything runs. */
     public static final class Arguments {
         static final List<String> NAMES = List.of("python", "pythonpath", "input",
-                "memory-job-id", "vector-store", "base-dir", "parallelism", "workers");
+                "memory-job-id", "vector-store-file", "vector-store", "base-dir", "parallelism",
+                "workers");
+        /** The largest vector store file read (a store config is a few hundred bytes). */
+        static final long MAX_VECTOR_STORE_BYTES = 1 << 20;
 
         private final Map<String, String> options;
         private final boolean help;
+        private final String vectorStore;
+        private final String vectorStoreSource;
 
-        private Arguments(Map<String, String> options, boolean help) {
+        private Arguments(Map<String, String> options, boolean help, String vectorStore,
+                String vectorStoreSource) {
             this.options = options;
             this.help = help;
+            this.vectorStore = vectorStore;
+            this.vectorStoreSource = vectorStoreSource;
+        }
+
+        /** {@link #parse(Map, String...)} with this process's environment. */
+        public static Arguments parse(String... args) {
+            return parse(System.getenv(), args);
         }
 
         /**
-         * Parses {@code args}; refuses unknown names, missing values and a {@code
-         * --vector-store} that is not a JSON object with a {@code "provider"} name.
+         * Parses {@code args}; refuses unknown names and missing values. The vector store comes
+         * from {@code --vector-store-file}, {@code --vector-store} (at most one of them) or, when
+         * neither is given, {@code environment}'s {@link MemoryAgentJob#VECTOR_STORE_VARIABLE}; it must
+         * be a JSON object with a {@code "provider"} name. No message quotes the store's text.
          */
-        public static Arguments parse(String... args) {
+        public static Arguments parse(Map<String, String> environment, String... args) {
             Map<String, String> options = new HashMap<>();
             boolean help = false;
             for (int i = 0; i < args.length; i++) {
@@ -149,18 +190,41 @@ public final class MemoryAgentJob {
                 }
                 String name = args[i].startsWith("--") ? args[i].substring(2) : null;
                 if (name == null || !NAMES.contains(name)) {
-                    throw new IllegalArgumentException("unknown argument " + args[i]
-                            + "; expected --name value with a name among " + NAMES + " (see --help)");
+                    // Only a --name is quoted, never a value (it may be a misplaced secret).
+                    throw new IllegalArgumentException("unknown argument "
+                            + (name == null ? "#" + (i + 1) + " (not a --name)" : "--" + shortName(name))
+                            + "; expected --name value with a name among " + NAMES
+                            + " (see --help)");
                 }
                 if (i + 1 >= args.length) {
                     throw new IllegalArgumentException("--" + name + " needs a value (see --help)");
                 }
                 options.put(name, args[++i]);
             }
-            if (options.containsKey("vector-store")) {
-                checkVectorStore(options.get("vector-store"));
+            if (options.containsKey("vector-store") && options.containsKey("vector-store-file")) {
+                throw new IllegalArgumentException(
+                        "give the vector store once: --vector-store-file or --vector-store, "
+                                + "not both");
             }
-            return new Arguments(options, help);
+            String store = null;
+            String source = null;
+            if (options.containsKey("vector-store-file")) {
+                source = "--vector-store-file " + options.get("vector-store-file");
+                store = readPrivateFile(Paths.get(options.get("vector-store-file")), source);
+            } else if (options.containsKey("vector-store")) {
+                source = "--vector-store";
+                store = options.get("vector-store");
+            } else {
+                String fromEnvironment = environment.get(VECTOR_STORE_VARIABLE);
+                if (fromEnvironment != null && !fromEnvironment.isBlank()) {
+                    source = "$" + VECTOR_STORE_VARIABLE;
+                    store = fromEnvironment;
+                }
+            }
+            if (store != null) {
+                checkVectorStore(store, source);
+            }
+            return new Arguments(options, help, store, source);
         }
 
         public boolean help() {
@@ -177,6 +241,11 @@ public final class MemoryAgentJob {
 
         public String getOrDefault(String name, String otherwise) {
             return options.getOrDefault(name, otherwise);
+        }
+
+        /** Where the vector store came from (an argument or the variable), or {@code null}. */
+        public String vectorStoreSource() {
+            return vectorStoreSource;
         }
 
         /** The Python to run, from {@code --python}/{@code --pythonpath} or the environment. */
@@ -198,19 +267,57 @@ public final class MemoryAgentJob {
             if (has("base-dir")) {
                 config.put("long-term-memory.embedded.base-dir", options.get("base-dir"));
             }
-            if (has("vector-store")) {
-                config.put("long-term-memory.vector-store", options.get("vector-store"));
+            if (vectorStore != null) {
+                config.put("long-term-memory.vector-store", vectorStore);
             }
             return config;
         }
 
+        /** A name as it may be quoted: no {@code =value} part, at most 40 characters. */
+        private static String shortName(String name) {
+            String cut = name.split("[=\\s]", 2)[0];
+            cut = cut.length() <= 40 ? cut : cut.substring(0, 40);
+            return cut.equals(name) ? cut : cut + "...";
+        }
+
+        /**
+         * The file's text, if only its owner may read it (on file systems with POSIX
+         * permissions): a store file holds the database password.
+         */
+        private static String readPrivateFile(Path path, String source) {
+            try {
+                if (!Files.isRegularFile(path)) {
+                    throw new IllegalArgumentException(source + ": no such file");
+                }
+                if (Files.getFileStore(path).supportsFileAttributeView(PosixFileAttributeView.class)) {
+                    Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(path);
+                    if (!Collections.disjoint(permissions, NOT_PRIVATE)) {
+                        throw new IllegalArgumentException(source + " may be read or changed by "
+                                + "other users (" + PosixFilePermissions.toString(permissions)
+                                + "); it holds the vector store's password: chmod 600 "
+                                + path);
+                    }
+                }
+                if (Files.size(path) > MAX_VECTOR_STORE_BYTES) {
+                    throw new IllegalArgumentException(source + " is larger than "
+                            + MAX_VECTOR_STORE_BYTES + " bytes; is it the right file?");
+                }
+                return Files.readString(path, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new IllegalArgumentException(source + " cannot be read: "
+                        + e.getClass().getSimpleName(), e);
+            }
+        }
+
         /**
          * A JSON object naming a provider. The job declares no vector stores, so a plain
-         * name (which the Python option also takes) is refused here.
+         * name (which the Python option also takes) is refused here. The messages never quote
+         * the text (nor Jackson's reason, which quotes the offending token).
          */
-        private static void checkVectorStore(String json) {
+        private static void checkVectorStore(String json, String source) {
             if (!json.strip().startsWith("{")) {
-                throw notAStore(json);
+                throw notAStore(source, json.strip().startsWith("[")
+                        ? "a JSON array" : "text that is not a JSON object");
             }
             JsonNode store;
             try {
@@ -218,20 +325,25 @@ public final class MemoryAgentJob {
                         .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS) // as Python's json
                         .readTree(json);
             } catch (JsonProcessingException e) {
-                // Jackson's own message, without its "(start marker at [Source: ...])" clutter.
-                String reason = e.getOriginalMessage().split("\n")[0].split(" \\(start marker")[0];
-                throw new IllegalArgumentException("--vector-store is not valid JSON (" + reason
-                        + " at line " + e.getLocation().getLineNr() + ", column "
-                        + e.getLocation().getColumnNr() + "): " + json);
+                String what = e.getOriginalMessage().startsWith("Unexpected end-of-input")
+                        ? "the text ends too early"
+                        : e instanceof MismatchedInputException ? "text follows the JSON object"
+                        : "unexpected text";
+                String where = e.getLocation() == null ? ""
+                        : " at line " + e.getLocation().getLineNr() + ", column "
+                                + e.getLocation().getColumnNr();
+                throw new IllegalArgumentException("the vector store of " + source
+                        + " is not valid JSON (" + what + where + "; the text is not shown)");
             }
             if (!store.path("provider").isTextual()) {
-                throw notAStore(json);
+                throw notAStore(source, "an object without a \"provider\" name");
             }
         }
 
-        private static IllegalArgumentException notAStore(String json) {
-            return new IllegalArgumentException("--vector-store must be a Mem0 vector store, "
-                    + "a JSON object {\"provider\": <name>, \"config\": {...}}; got: " + json);
+        private static IllegalArgumentException notAStore(String source, String got) {
+            return new IllegalArgumentException("the vector store of " + source
+                    + " must be a Mem0 vector store, a JSON object {\"provider\": <name>, "
+                    + "\"config\": {...}}; got " + got);
         }
     }
 

@@ -38,6 +38,11 @@ import pemja.core.PythonException;
  * UnboundMemorySetException}, {@link EmptyPartitionKeyException}, {@link MailboxThreadException},
  * {@link IllegalArgumentException} (Python {@code ValueError}/{@code TypeError}) or {@link
  * LongTermMemoryException} (backend and anything else), each with the Python traceback as cause.
+ * The secrets of the configuration the memory was opened with ({@link ConfigSecrets}: passwords,
+ * API keys, connection strings) are masked in every such message and traceback.
+ *
+ * <p>{@link #close} closes the Python memory and releases its gateway in every thread's
+ * interpreter ({@link PythonRuntime#releaseGateway}).
  */
 public final class PythonLongTermMemory implements BaseLongTermMemory {
 
@@ -45,15 +50,20 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
     private final String handle;
     private final String variable;
     private final MailboxThreadChecker mailbox;
+    private final ConfigSecrets secrets;
     private volatile ActionContext context = ActionContext.UNBOUND;
     private volatile boolean closed;
 
     private PythonLongTermMemory(
-            PythonRuntime python, String handle, MailboxThreadChecker mailbox) {
+            PythonRuntime python,
+            String handle,
+            MailboxThreadChecker mailbox,
+            ConfigSecrets secrets) {
         this.python = python;
         this.handle = handle;
         this.variable = "_ltm_" + handle.replaceAll("[^A-Za-z0-9_]", "_");
         this.mailbox = mailbox;
+        this.secrets = secrets;
     }
 
     /**
@@ -62,7 +72,8 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
      * long-term-memory.embedded.base-dir}) and wraps it. The vector store ({@code
      * long-term-memory.vector-store}) is given as Mem0-format JSON text, e.g. {@code
      * {"provider":"pgvector","config":{...}}}, which Python parses (malformed JSON fails with
-     * an {@link IllegalArgumentException} naming the option).
+     * an {@link IllegalArgumentException} naming the option). No secret of {@code config}
+     * appears in the message of any exception this memory throws.
      */
     public static PythonLongTermMemory open(
             PythonRuntime python,
@@ -70,15 +81,18 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
             Map<String, Object> config,
             MailboxThreadChecker mailbox) {
         Objects.requireNonNull(mailbox, "mailbox");
+        ConfigSecrets secrets = ConfigSecrets.of(config);
         Object handle =
                 unwrap(
                         call(
                                 python,
+                                secrets,
                                 PythonRuntime.GATEWAY_MODULE,
                                 "open_long_term_memory",
                                 jobId,
-                                config == null ? new HashMap<>() : new HashMap<>(config)));
-        return new PythonLongTermMemory(python, (String) handle, mailbox);
+                                config == null ? new HashMap<>() : new HashMap<>(config)),
+                        secrets);
+        return new PythonLongTermMemory(python, (String) handle, mailbox, secrets);
     }
 
     /** The Python handle of this memory (what {@code java_gateway.gateway(handle)} looks up). */
@@ -217,15 +231,25 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
         forward("ping");
     }
 
-    /** Closes the Python memory (its share of the Mem0 client). Idempotent. */
+    /**
+     * Closes the Python memory (its share of the Mem0 client) and releases its gateway in every
+     * interpreter that bound it: now in the calling thread's, at once for threads that ended
+     * (their interpreters are closed), at their next call for other live threads. Idempotent.
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        unwrap(call(python, PythonRuntime.GATEWAY_MODULE, "close_long_term_memory", handle));
-        python.current().unbindGateway(variable);
+        try {
+            unwrap(
+                    call(python, secrets, PythonRuntime.GATEWAY_MODULE,
+                            "close_long_term_memory", handle),
+                    secrets);
+        } finally {
+            python.releaseGateway(variable);
+        }
     }
 
     // ------------------------------------------------------------------ internals
@@ -259,30 +283,39 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) { // pemja.core.PythonException is checked but thrown undeclared
-            throw bridgeFailure(method, e);
+            throw bridgeFailure(method, e, secrets);
         }
-        return unwrap(answer);
+        return unwrap(answer, secrets);
     }
 
     private static Object call(
-            PythonRuntime python, String object, String method, Object... args) {
+            PythonRuntime python,
+            ConfigSecrets secrets,
+            String object,
+            String method,
+            Object... args) {
         try {
             return python.current().invokeMethod(object, method, args);
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) { // pemja.core.PythonException is checked but thrown undeclared
-            throw bridgeFailure(method, e);
+            throw bridgeFailure(method, e, secrets);
         }
     }
 
-    private static LongTermMemoryException bridgeFailure(String method, Exception e) {
+    /** A Pemja failure; its text comes from Python, so the cause is a scrubbed copy. */
+    private static LongTermMemoryException bridgeFailure(
+            String method, Exception e, ConfigSecrets secrets) {
         String type = e instanceof PythonException ? "pemja.core.PythonException" : null;
         return new LongTermMemoryException(
-                "calling Python " + method + " through Pemja failed: " + e.getMessage(), type, e);
+                "calling Python " + method + " through Pemja failed: "
+                        + secrets.scrub(e.getMessage()),
+                type,
+                new PythonTraceback(secrets.scrub(String.valueOf(e))));
     }
 
     /** The result inside a success envelope, or the Java exception for a failure envelope. */
-    static Object unwrap(Object answer) {
+    static Object unwrap(Object answer, ConfigSecrets secrets) {
         if (answer instanceof List) {
             List<?> success = (List<?>) answer;
             if (success.size() == 1) {
@@ -290,17 +323,19 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
             }
         }
         if (answer instanceof Map) {
-            throw toJavaException((Map<?, ?>) answer);
+            throw toJavaException((Map<?, ?>) answer, secrets);
         }
         throw new LongTermMemoryException(
-                "unexpected answer from the Python gateway: " + answer, null);
+                "unexpected answer from the Python gateway: " + secrets.scrub(String.valueOf(answer)),
+                null);
     }
 
-    static RuntimeException toJavaException(Map<?, ?> failure) {
+    static RuntimeException toJavaException(Map<?, ?> failure, ConfigSecrets secrets) {
         String kind = String.valueOf(failure.get("error"));
-        String message = String.valueOf(failure.get("message"));
+        String message = secrets.scrub(String.valueOf(failure.get("message")));
         String type = String.valueOf(failure.get("type"));
-        PythonTraceback traceback = new PythonTraceback(String.valueOf(failure.get("traceback")));
+        PythonTraceback traceback =
+                new PythonTraceback(secrets.scrub(String.valueOf(failure.get("traceback"))));
         switch (kind) {
             case "unbound":
                 return new UnboundMemorySetException(message, traceback);
