@@ -278,14 +278,24 @@ class EmbeddedVectorStore(VectorStoreBase):
 
     # ------------------------------------------------------------------ internals
 
+    def query_plan(self, filters: Mapping[str, Any] | None) -> str:
+        """SQLite's plan for the rows a search or list with ``filters`` reads (``SEARCH ...
+        USING INDEX vectors_scope`` when the filter pins the scope)."""
+        sql, params = self._scoped_sql(filters, with_vectors=True)
+        return "\n".join(row[-1] for row in self._connection().execute(
+            f"EXPLAIN QUERY PLAN {sql}", params))
+
     def _scoped_rows(self, filters: Mapping[str, Any] | None, with_vectors: bool
                      ) -> Iterable[tuple[str, bytes, str]]:
+        return self._connection().execute(*self._scoped_sql(filters, with_vectors))
+
+    def _scoped_sql(self, filters: Mapping[str, Any] | None, with_vectors: bool
+                    ) -> tuple[str, tuple[str, ...]]:
         pinned = scope_equalities(filters, SCOPE_FIELDS)
         where = "".join(f" AND {name} = ?" for name in pinned)
         column = "vector" if with_vectors else "NULL"
-        return self._connection().execute(
-            f"SELECT id, {column}, payload FROM vectors WHERE collection = ?{where} "
-            "ORDER BY rowid", (self.collection_name, *pinned.values()))
+        return (f"SELECT id, {column}, payload FROM vectors WHERE collection = ?{where} "
+                "ORDER BY rowid", (self.collection_name, *pinned.values()))
 
     def _normalized(self, vector: Sequence[float]) -> np.ndarray:
         array = np.asarray(vector, dtype=np.float32).reshape(-1)
