@@ -152,6 +152,8 @@ def _build(spec: StoreSpec) -> Memory:
     store = spec.resolved_vector_store()
     job_dir = spec.job_dir()
     job_dir.mkdir(parents=True, exist_ok=True)
+    if store["provider"] == "pgvector":
+        pgvector_store.require_driver()
     try:
         if store["provider"] == embedded_store.PROVIDER:
             config = MemoryConfig(history_db_path=str(job_dir / "history.db"))
