@@ -3,11 +3,13 @@
 Why not embedded Qdrant (the earlier default): its local mode evaluates a payload
 filter in Python over every stored point, so a search scoped to one key cost
 ~21 µs per row of the *whole* store (1 s at 50,000 rows), it kept every point in
-memory, and its folder admits one process. Here a row carries its scope
-(``user_id``, ``agent_id``, ``run_id``) in indexed columns: a scoped search
-reads that scope's rows through the index and scores them exactly with numpy,
-so its cost follows the key's rows, not the store's. Other metadata filters
-(Mem0's filter language, see ``payload_filters``) run on those rows only.
+memory, and its folder admits one process. Here the table is clustered by
+scope: its primary key starts with (``user_id``, ``agent_id``, ``run_id``), so
+the rows of one key lie side by side in the file (in pages large enough to hold
+a vector), and a scoped search reads just those rows and scores them exactly
+with numpy: its cost follows the key's rows, not the store's. Other metadata
+filters (Mem0's filter language, see ``payload_filters``) run on those rows
+only. Lookups by id go through a unique index on the id.
 
 Sharing: SQLite in WAL mode lets every process of a machine open the same file
 (PyFlink's process mode, several operators): readers never block, writers queue
@@ -29,6 +31,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +52,9 @@ log = logging.getLogger(__name__)
 PROVIDER = "flink_agents_embedded"
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
 BUSY_TIMEOUT_MS = 60_000
+# Rows (a 384-dimensional vector is 1.5 kB) stay inside their b-tree page, so the rows of
+# one scope lie side by side instead of on overflow pages.
+PAGE_SIZE = 65_536
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS collections (
@@ -57,15 +63,16 @@ CREATE TABLE IF NOT EXISTS collections (
 );
 CREATE TABLE IF NOT EXISTS vectors (
     collection TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
     id TEXT NOT NULL,
-    user_id TEXT,
-    agent_id TEXT,
-    run_id TEXT,
+    seq INTEGER NOT NULL,
     vector BLOB NOT NULL,
     payload TEXT NOT NULL,
-    PRIMARY KEY (collection, id)
-);
-CREATE INDEX IF NOT EXISTS vectors_scope ON vectors (collection, user_id, agent_id, run_id);
+    PRIMARY KEY (collection, user_id, agent_id, run_id, id)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS vectors_id ON vectors (collection, id);
 """
 
 
@@ -113,6 +120,7 @@ class EmbeddedVectorStore(VectorStoreBase):
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
                                    isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # only before the first table
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -183,16 +191,17 @@ class EmbeddedVectorStore(VectorStoreBase):
         payloads = payloads or [{} for _ in vectors]
         if len(payloads) != len(vectors):
             raise ValueError("insert needs one payload per vector")
-        rows = [(self.collection_name, str(vector_id), *_scope_columns(payload),
+        first = time.time_ns()
+        rows = [(self.collection_name, *_scope_columns(payload), str(vector_id), first + n,
                  self._blob(vector), _json(payload))
-                for vector_id, vector, payload in zip(ids, vectors, payloads, strict=True)]
+                for n, (vector_id, vector, payload) in enumerate(
+                    zip(ids, vectors, payloads, strict=True))]
         with self._write() as conn:
+            conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
+                             [(self.collection_name, row[4]) for row in rows])
             conn.executemany(
-                "INSERT INTO vectors (collection, id, user_id, agent_id, run_id, vector, payload)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (collection, id) DO UPDATE SET"
-                " user_id = excluded.user_id, agent_id = excluded.agent_id,"
-                " run_id = excluded.run_id, vector = excluded.vector,"
-                " payload = excluded.payload", rows)
+                "INSERT INTO vectors (collection, user_id, agent_id, run_id, id, seq, vector, "
+                "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def update(self, vector_id: str, vector: Sequence[float] | None = None,
                payload: Mapping[str, Any] | None = None) -> None:
@@ -279,8 +288,8 @@ class EmbeddedVectorStore(VectorStoreBase):
     # ------------------------------------------------------------------ internals
 
     def query_plan(self, filters: Mapping[str, Any] | None) -> str:
-        """SQLite's plan for the rows a search or list with ``filters`` reads (``SEARCH ...
-        USING INDEX vectors_scope`` when the filter pins the scope)."""
+        """SQLite's plan for the rows a search with ``filters`` reads (``SEARCH vectors USING
+        PRIMARY KEY (collection=? AND user_id=? ...)`` when the filter pins the scope)."""
         sql, params = self._scoped_sql(filters, with_vectors=True)
         return "\n".join(row[-1] for row in self._connection().execute(
             f"EXPLAIN QUERY PLAN {sql}", params))
@@ -293,9 +302,11 @@ class EmbeddedVectorStore(VectorStoreBase):
                     ) -> tuple[str, tuple[str, ...]]:
         pinned = scope_equalities(filters, SCOPE_FIELDS)
         where = "".join(f" AND {name} = ?" for name in pinned)
-        column = "vector" if with_vectors else "NULL"
-        return (f"SELECT id, {column}, payload FROM vectors WHERE collection = ?{where} "
-                "ORDER BY rowid", (self.collection_name, *pinned.values()))
+        if with_vectors:  # a search ranks the rows itself
+            return (f"SELECT id, vector, payload FROM vectors WHERE collection = ?{where}",
+                    (self.collection_name, *pinned.values()))
+        return (f"SELECT id, NULL, payload FROM vectors WHERE collection = ?{where} "
+                "ORDER BY seq", (self.collection_name, *pinned.values()))
 
     def _normalized(self, vector: Sequence[float]) -> np.ndarray:
         array = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -337,8 +348,10 @@ def _without_scope(filters: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return rest or None
 
 
-def _scope_columns(payload: Mapping[str, Any]) -> tuple[str | None, ...]:
-    return tuple(value if isinstance(value := payload.get(name), str) else None
+def _scope_columns(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """The scope columns of a row: "" where the payload has no text there (Mem0 refuses
+    empty ids, so no lookup ever pins "")."""
+    return tuple(value if isinstance(value := payload.get(name), str) else ""
                  for name in SCOPE_FIELDS)
 
 

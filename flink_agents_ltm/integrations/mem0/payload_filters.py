@@ -62,7 +62,7 @@ def scope_equalities(filters: Mapping[str, Any] | None, fields: tuple[str, ...]
     if not filters:
         return {}
     return {name: value for name in fields
-            if isinstance(value := filters.get(name), str) and value != "*"}
+            if isinstance(value := filters.get(name), str) and value not in ("", "*")}
 
 
 def _always(payload: Payload) -> bool:
