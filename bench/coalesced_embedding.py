@@ -10,7 +10,7 @@ intra-op thread count. Items per second, median over rounds, sides alternating.
 The last line times 100 single adds against one ``add`` of 100 items (one key): today
 ``add`` stores a list item by item, so it is ~1x; it is the hook for batched writes.
 
-    python -m bench.coalesced_embedding [--rounds 7] [--keys 32]
+    python -m bench.coalesced_embedding [--rounds 3] [--keys 32]
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def items_per_second(ltm: Mem0LongTermMemory, keys: int, round_no: int) -> float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keys", type=int, default=32)
     args = parser.parse_args()
 
