@@ -10,6 +10,8 @@ import uuid
 
 import numpy as np
 import pytest
+from mem0.configs.llms.base import BaseLlmConfig
+from mem0.llms.base import LLMBase
 
 from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
@@ -211,3 +213,31 @@ def test_two_processes_write_one_store_at_once_and_lose_nothing(tmp_path):
         f"{name} note {n}" for name in ("left", "right") for n in range(WRITES))
     assert all(row["memory"].startswith(row["agent_id"].split("-")[0]) for row in rows)
 
+
+
+class OneFact(LLMBase):
+    """A chat model that extracts one fact from whatever it is given."""
+
+    def __init__(self):
+        super().__init__(BaseLlmConfig(model="scripted"))
+
+    def generate_response(self, messages, tools=None, tool_choice="auto", **kwargs):
+        return json.dumps({"memory": [{"id": "0", "text": "Prefers to be contacted by email",
+                                       "attributed_to": "user"}]})
+
+
+def test_infer_mode_stores_what_the_chat_model_extracted_on_the_embedded_store(tmp_path):
+    memory, release = acquire_memory(StoreSpec("job", embedder="hashing", llm=OneFact(),
+                                               base_dir=tmp_path))
+    try:
+        ltm = Mem0LongTermMemory("job", memory, infer=True)
+        ltm.switch_context("customer-1", "obs", False)
+        prefs = ltm.get_memory_set("prefs")
+        [stored] = prefs.add("never call me, I read my email every morning")
+        assert prefs.add("email is best, really") == []  # the same fact again: nothing new
+        assert [(i.id, i.value) for i in prefs.get()] == [
+            (stored, "Prefers to be contacted by email")]
+        ltm.switch_context("customer-2", "obs", False)
+        assert ltm.get_memory_set("prefs").get() == []
+    finally:
+        release()
