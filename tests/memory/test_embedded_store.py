@@ -201,7 +201,8 @@ def test_two_processes_write_one_store_at_once_and_lose_nothing(tmp_path):
     outputs = [writer.communicate(timeout=180) for writer in writers]
     for writer, (_, errors) in zip(writers, outputs, strict=True):
         assert writer.returncode == 0, errors[-3000:]
-    assert [out.strip().splitlines()[-1] for out, _ in outputs] == [str(len(range(0, WRITES, 6)))] * 2
+    key_0_items = len(range(0, WRITES, 6))
+    assert [out.strip().splitlines()[-1] for out, _ in outputs] == [str(key_0_items)] * 2
 
     memory, release = acquire_memory(StoreSpec("shared-job", embedder="hashing",
                                                base_dir=tmp_path))
