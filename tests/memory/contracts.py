@@ -9,6 +9,8 @@ operation never reached it). The contract tests run over all of them.
 from __future__ import annotations
 
 import copy
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -84,6 +86,14 @@ def implementation(name: str, job: str = "test-job", limits: MemoryLimits | None
         yield from _context(_in_memory(job, limits))
     elif name == "mem0-qdrant":
         yield from _context(_mem0(job, limits, qdrant_in_memory()))
+    elif name == "mem0-embedded":
+        folder = tempfile.mkdtemp(prefix="contract-")
+        try:
+            yield from _context(_mem0(job, limits, {
+                "provider": "flink_agents_embedded",
+                "config": {"path": f"{folder}/vectors.sqlite3"}}))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
     elif name == "mem0-pgvector":
         store = copy.deepcopy(pgvector)
         store["config"]["collection_name"] = f"t_{uuid.uuid4().hex[:12]}"
@@ -99,4 +109,4 @@ def _context(generator: Iterator[Implementation]) -> Iterator[Implementation]:
         generator.close()
 
 
-NAMES = ("in-memory", "mem0-qdrant", "mem0-pgvector")
+NAMES = ("in-memory", "mem0-embedded", "mem0-qdrant", "mem0-pgvector")

@@ -4,7 +4,7 @@ import pytest
 
 from flink_agents_ltm.api.memory import LongTermMemoryError
 from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
-from tests.memory.conftest import rows_of
+from tests.memory.conftest import rows_of, unwrapped
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_a_store_failure_during_a_batched_add_stores_none_of_it_and_says_so(
     def failing_insert(*args, **kwargs):
         raise ConnectionError("vector store went away")
 
-    monkeypatch.setattr(mem0_memory.vector_store.inner, "insert", failing_insert)
+    monkeypatch.setattr(unwrapped(mem0_memory), "insert", failing_insert)
     with pytest.raises(LongTermMemoryError, match="none of its 3 items is stored") as error:
         notes.add(["one", "two", "three"])
     assert "vector store went away" in str(error.value)

@@ -14,7 +14,7 @@ from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemo
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.row_writes import write_rows
 from flink_agents_ltm.integrations.mem0.scope import mem0_id
-from tests.memory.conftest import rows_of
+from tests.memory.conftest import rows_of, unwrapped
 
 
 def test_our_rows_carry_exactly_the_fields_mem0s_own_add_writes(ltm, mem0_memory):
@@ -60,6 +60,8 @@ class _UpsertlessStore:
     """A real Qdrant store behind a class no write strategy knows (so the generic
     insert-or-update path runs), whose ``insert`` fails on its ``fail_on``-th call."""
 
+    upserts_on_insert = False
+
     def __init__(self, inner, fail_on):
         self._inner, self._fail_on, self._inserts = inner, fail_on, 0
 
@@ -75,7 +77,7 @@ class _UpsertlessStore:
 
 def test_a_store_without_upsert_gets_updates_for_known_ids_and_loses_a_failed_batch(
         mem0_memory):
-    store = _UpsertlessStore(mem0_memory.vector_store.inner, fail_on=3)
+    store = _UpsertlessStore(unwrapped(mem0_memory), fail_on=3)
     vector = [0.1] * 384
     ids = [str(uuid.uuid4()) for _ in range(3)]
     payload = {"user_id": "j", "agent_id": "k", "run_id": "r", "data": "v1"}
@@ -93,7 +95,7 @@ def test_a_failing_store_write_says_nothing_of_the_batch_is_stored(ltm, mem0_mem
     def failing(*args, **kwargs):
         raise ConnectionError("password=hunter2 rejected")
 
-    monkeypatch.setattr(mem0_memory.vector_store.inner, "insert", failing)
+    monkeypatch.setattr(unwrapped(mem0_memory), "insert", failing)
     ltm.switch_context("k1", "obs-1", False)
     with pytest.raises(LongTermMemoryError) as error:
         ltm.get_memory_set("notes").add(["a", "b"])
@@ -140,10 +142,11 @@ def test_erased_text_leaves_no_trace_in_any_file_of_the_embedded_store(on_disk, 
     assert files_mentioning(folder, "someone else's note")
 
 
+@pytest.mark.parametrize("store", ["embedded", "qdrant"])
 def test_deleted_text_is_overwritten_even_where_sqlite_keeps_deleted_bytes_by_default(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, store):
     """Debian builds SQLite with SECURE_DELETE on; others (macOS, many distributions) do
-    not. Simulate such a build under embedded Qdrant's storage and erase."""
+    not. Simulate such a build under both embedded stores (SQLite files) and erase."""
     import sqlite3
 
     from qdrant_client.local import persistence
@@ -156,8 +159,10 @@ def test_deleted_text_is_overwritten_even_where_sqlite_keeps_deleted_bytes_by_de
         return connection
 
     monkeypatch.setattr(persistence.sqlite3, "connect", connect_keeping_deleted_bytes)
+    vector_store = None if store == "embedded" else {"provider": "qdrant", "config": {
+        "collection_name": "erasure", "path": str(tmp_path / "qdrant"), "on_disk": True}}
     memory, release = acquire_memory(StoreSpec(job_id="erasure", embedder="hashing",
-                                               base_dir=tmp_path))
+                                               base_dir=tmp_path, vector_store=vector_store))
     try:
         ltm = Mem0LongTermMemory("erasure", memory)
         ltm.switch_context("customer-7", "obs", False)

@@ -530,8 +530,9 @@ class LongTermMemoryOptions:
         (dict, str),
         None,
         'A Mem0 vector store given inline ({"provider": ..., "config": {...}}) or the '
-        "name of a declared vector store. Unset: an embedded Qdrant in a local folder "
-        "(one process only; use a server store such as pgvector for several TaskManagers).",
+        "name of a declared vector store. Unset: the embedded store, one SQLite file per job "
+        "shared by the processes of one machine (use a server store such as pgvector for "
+        "several TaskManagers).",
     )
     BASE_DIR = ConfigOption(
         "long-term-memory.embedded.base-dir",

@@ -269,12 +269,23 @@ class Mem0LongTermMemory(BaseLongTermMemory):
 
     def _remove(self, ids: Sequence[str], strict: bool = False) -> int:
         """Delete rows from the vector store itself (``Memory.delete`` would write the old
-        text into Mem0's history). ``strict``: a failure propagates; otherwise it is
-        logged and the count says how many were removed."""
+        text into Mem0's history), in one call where the store offers ``delete_many``.
+        ``strict``: a failure propagates; otherwise it is logged and the count says how many
+        were removed."""
+        store = self._memory.vector_store
+        if ids and hasattr(getattr(store, "inner", store), "delete_many"):
+            try:
+                store.delete_many(list(ids))
+                return len(ids)
+            except Exception:
+                if strict:
+                    raise
+                log.exception("could not remove %d items after a failed add", len(ids))
+                return 0
         removed = 0
         for memory_id in ids:
             try:
-                self._memory.vector_store.delete(vector_id=memory_id)
+                store.delete(vector_id=memory_id)
                 removed += 1
             except Exception:
                 if strict:

@@ -1,12 +1,13 @@
 """Build Mem0 ``Memory`` objects for jobs, one per store and process.
 
-A Mem0 ``Memory`` owns its vector store client. An embedded Qdrant folder admits
-one client (in this process or any other), so every operator subtask of a job
-that runs in this process must share one ``Memory``: :func:`acquire_memory`
-hands out reference-counted shares and closes the client with the last one.
-A second *process* on the same embedded folder gets :class:`EmbeddedStoreInUseError`
-instead of a corrupted store. A server store (``pgvector``, see ``pgvector_store``)
-is shared by any number of processes and TaskManagers.
+A Mem0 ``Memory`` owns its vector store client and its history database, so
+every operator subtask of a job that runs in this process shares one ``Memory``:
+:func:`acquire_memory` hands out reference-counted shares and closes the client
+with the last one. The default store (``embedded_store``, one SQLite file per
+job) is shared by the processes of one machine; a server store (``pgvector``,
+see ``pgvector_store``) by any number of processes and TaskManagers. An embedded
+Qdrant folder, when configured, admits one process: a second one gets
+:class:`EmbeddedStoreInUseError` instead of a corrupted store.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from flink_agents_ltm.api.redaction import redact, redact_text
-from flink_agents_ltm.integrations.mem0 import pgvector_store
+from flink_agents_ltm.integrations.mem0 import embedded_store, pgvector_store
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
 from flink_agents_ltm.integrations.mem0.history import without_history
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
@@ -34,6 +35,7 @@ from mem0.configs.base import MemoryConfig  # noqa: E402
 from mem0.embeddings.configs import EmbedderConfig  # noqa: E402
 from mem0.llms.configs import LlmConfig  # noqa: E402
 from mem0.utils.factory import EmbedderFactory, LlmFactory  # noqa: E402
+from mem0.vector_stores.configs import VectorStoreConfig  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 log = logging.getLogger(__name__)
@@ -50,7 +52,7 @@ LlmFactory.register_provider("flink_agents_none", f"{_PACKAGE}.no_chat_model.NoC
 
 
 class EmbeddedStoreInUseError(RuntimeError):
-    """The embedded store folder is already open in another process."""
+    """A configured embedded Qdrant folder is already open in another process."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class StoreSpec:
     """What a job's ``Memory`` is made of; equal specs share one ``Memory`` per process.
 
     ``vector_store`` is Mem0's own format (``{"provider": ..., "config": {...}}``),
-    ``None`` for the embedded Qdrant under ``base_dir/<job>``. ``embedder`` names a
+    ``None`` for the embedded store under ``base_dir/<job>``. ``embedder`` names a
     built-in embedder (``"minilm"``, ``"hashing"``) or is a Mem0 ``EmbeddingBase``
     with ``config.embedding_dims`` set; ``llm`` a Mem0 ``LLMBase`` or ``None``.
     """
@@ -86,9 +88,9 @@ class StoreSpec:
     def resolved_vector_store(self) -> dict[str, Any]:
         dims = self.dimensions()
         if self.vector_store is None:
-            return {"provider": "qdrant", "config": {
+            return {"provider": embedded_store.PROVIDER, "config": {
                 "collection_name": COLLECTION, "embedding_model_dims": dims,
-                "path": str(self.job_dir() / "qdrant"), "on_disk": True}}
+                "path": str(self.job_dir() / "vectors.sqlite3")}}
         store = copy.deepcopy(dict(self.vector_store))
         unknown = set(store) - {"provider", "config"}
         if unknown or not isinstance(store.get("provider"), str):
@@ -166,12 +168,21 @@ def _build(spec: StoreSpec) -> Memory:
     store = spec.resolved_vector_store()
     job_dir = spec.job_dir()
     private_dirs(job_dir)
+    if store["provider"] == "pgvector":
+        pgvector_store.require_driver()
     try:  # no history database on disk: see history.py
-        config = MemoryConfig(vector_store=store, history_db_path=":memory:")
+        if store["provider"] == embedded_store.PROVIDER:
+            config = MemoryConfig(history_db_path=":memory:")
+            config.vector_store = VectorStoreConfig.model_construct(
+                provider=store["provider"],
+                config=embedded_store.EmbeddedStoreConfig(**store["config"]))
+        else:
+            config = MemoryConfig(vector_store=store, history_db_path=":memory:")
     except ValidationError as error:
         raise ValueError(f"invalid vector store configuration {redact(store)!r}: "
                          f"{redact_text(str(error))}") from None
-    embedder = spec.embedder if isinstance(spec.embedder, str) else "minilm"
+    # A configured embedding model replaces a placeholder that loads nothing.
+    embedder = spec.embedder if isinstance(spec.embedder, str) else "hashing"
     config.embedder = EmbedderConfig.model_construct(
         provider=f"flink_agents_{embedder}", config={"embedding_dims": spec.dimensions()})
     config.llm = LlmConfig.model_construct(provider="flink_agents_none", config={"model": "none"})
@@ -180,10 +191,11 @@ def _build(spec: StoreSpec) -> Memory:
     except RuntimeError as error:
         if "already accessed by another instance" in str(error):
             raise EmbeddedStoreInUseError(
-                f"the embedded vector store in {store['config'].get('path')} is already open in "
-                "another process. An embedded store serves one process: run the job in thread "
-                "mode (python.execution-mode: thread) or with parallelism 1, give each job its "
-                "own base dir, or use a server store such as pgvector for several TaskManagers."
+                f"the embedded Qdrant store in {store['config'].get('path')} is already open in "
+                "another process. An embedded Qdrant folder serves one process: use the default "
+                "embedded store (shared by the processes of one machine), run the job in thread "
+                "mode (python.execution-mode: thread) or with parallelism 1, or use a server "
+                "store such as pgvector for several TaskManagers."
             ) from None
         raise
     except Exception as error:
@@ -242,6 +254,11 @@ def _overwrite_deleted_rows(vs: Any) -> None:
 
 def _close(memory: Memory) -> None:
     memory.close()
+    if isinstance(memory.vector_store, embedded_store.EmbeddedVectorStore):
+        for store in (memory.vector_store, memory._entity_store):
+            if store is not None:
+                store.close()
+        return
     if type(getattr(memory.vector_store, "inner", memory.vector_store)).__name__ == "PGVector":
         pgvector_store.close(memory.vector_store)
         return

@@ -11,24 +11,51 @@ embedding model)::
 wheel; any PostgreSQL with the ``vector`` extension works the same way. Every
 TaskManager and Python worker opens its own connection pool on the same table,
 so the store is shared: the scope (job, key, set) travels in each row's payload.
+The driver is ``psycopg2`` (the ``pgvector`` extra).
 
-Mem0 creates the table lazily, on the first call of each process, with
-``CREATE TABLE/INDEX IF NOT EXISTS``; two processes doing so at the same moment
-collide in PostgreSQL's catalog (``duplicate key value violates unique
-constraint "pg_type_typname_nsp_index"``, seen with two threads). :func:`prepare`
-creates it once, up front, and retries such a collision (the other process won).
+:func:`prepare` readies the table before the first call:
+
+- Mem0 creates it lazily, on the first call of each process, with ``CREATE
+  TABLE/INDEX IF NOT EXISTS``; two processes doing so at the same moment collide
+  in PostgreSQL's catalog (``duplicate key value violates unique constraint
+  "pg_type_typname_nsp_index"``). It is created once, up front, retrying such a
+  collision (the other process won).
+- Mem0's table has an HNSW index but none on the scope, and every query we send
+  filters on ``payload->>'user_id'``, ``'agent_id'`` and ``'run_id'``: the
+  planner scanned the whole table (90 ms at 50,000 rows). The scope index
+  (:data:`SCOPE_INDEX_SUFFIX`) lets a scoped search or list read only the key's
+  rows and rank them exactly. Its statistics also tell the planner how large a
+  key is, so for a key holding a large share of the table it walks the HNSW
+  index instead (approximate, like any HNSW search).
+- HNSW returns at most ``hnsw.ef_search`` (40) candidates and filters them
+  afterwards, so a search for a large key could return fewer than ``limit``
+  rows. Every connection of the pool therefore runs with ``hnsw.iterative_scan
+  = relaxed_order`` (pgvector >= 0.8): the index scan goes on until enough rows
+  of the key are found. It is set per session, so it works on any server,
+  without database privileges.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import weakref
 from typing import Any
+
+from flink_agents_ltm.integrations.extras import require_extra
 
 log = logging.getLogger(__name__)
 
 # unique_violation, duplicate_table, duplicate_object: a concurrent CREATE ... IF NOT EXISTS
 _CREATE_RACE = {"23505", "42P07", "42710"}
+SCOPE_INDEX_SUFFIX = "_scope_idx"
+SESSION_SETTINGS = "SET hnsw.iterative_scan = relaxed_order"
+
+
+def require_driver() -> None:
+    """Raise ``MissingExtraError`` naming the ``pgvector`` extra if no PostgreSQL driver
+    that Mem0 can use is installed."""
+    require_extra("pgvector", "the pgvector vector store", ("psycopg2", "psycopg"), any_of=True)
 
 
 def _inner(store: Any) -> Any:
@@ -36,12 +63,15 @@ def _inner(store: Any) -> Any:
 
 
 def prepare(store: Any, dims: int, attempts: int = 5) -> None:
-    """Create the collection (safe against other processes doing the same) and check that
-    it holds ``dims``-dimensional vectors; raises ``ValueError`` naming both sizes."""
+    """Create the table and its scope index (safe against other processes doing the same),
+    set up the pool's sessions, and check that the table holds ``dims``-dimensional vectors;
+    raises ``ValueError`` naming both sizes."""
     pg = _inner(store)
+    _configure_sessions(pg)
     for attempt in range(1, attempts + 1):
         try:
             pg._ensure_collection()
+            _create_scope_index(pg)
             break
         except Exception as error:
             code = getattr(error, "pgcode", None) or getattr(error, "sqlstate", None)
@@ -60,6 +90,64 @@ def prepare(store: Any, dims: int, attempts: int = 5) -> None:
         raise ValueError(f"pgvector table '{pg.collection_name}' holds {row[0]}-dimensional "
                          f"vectors but the embedding model produces {dims}; use another "
                          "collection_name for this model")
+
+
+def _create_scope_index(pg: Any) -> None:
+    """The expression index matching Mem0's scope filters (``payload->>'user_id' = ...``);
+    analyzed when new, so that the planner knows the keys' sizes at once."""
+    from mem0.vector_stores.pgvector import sql
+
+    table = pg.collection_name
+    index = f"{table}{SCOPE_INDEX_SUFFIX}"
+    with pg._get_cursor(commit=True) as cur:
+        cur.execute("SELECT to_regclass(quote_ident(%s)) IS NOT NULL", (index,))
+        if cur.fetchone()[0]:
+            return
+        cur.execute(sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {} ON {} ((payload->>'user_id'), "
+            "(payload->>'agent_id'), (payload->>'run_id'))").format(
+                sql.Identifier(index), sql.Identifier(table)))
+        cur.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
+    log.info("pgvector: created the scope index %s on '%s'", index, table)
+
+
+def _configure_sessions(pg: Any) -> None:
+    pool = pg.connection_pool
+    if isinstance(pool, _SessionSettingPool):
+        return
+    if not hasattr(pool, "getconn"):  # psycopg 3's pool: no hook without private API
+        log.warning("pgvector: cannot set hnsw.iterative_scan on psycopg 3 connections; set it "
+                    "on the database (ALTER DATABASE ... SET hnsw.iterative_scan = "
+                    "relaxed_order) so that searches of large keys return 'limit' rows")
+        return
+    pg.connection_pool = _SessionSettingPool(pool)
+
+
+class _SessionSettingPool:
+    """A psycopg2 pool whose connections run :data:`SESSION_SETTINGS` once, before their
+    first use (committed, so the setting outlives the transaction)."""
+
+    def __init__(self, pool: Any):
+        self._pool = pool
+        self._configured: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def getconn(self, *args: Any, **kwargs: Any) -> Any:
+        conn = self._pool.getconn(*args, **kwargs)
+        if conn not in self._configured:
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(SESSION_SETTINGS)
+                conn.commit()
+            except Exception as error:  # pgvector < 0.8 has no iterative scans
+                conn.rollback()
+                log.warning("pgvector: could not enable iterative index scans (%s): a search "
+                            "of a large key may return fewer than 'limit' rows",
+                            str(error).strip())
+            self._configured.add(conn)
+        return conn
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
 
 
 def close(store: Any) -> None:

@@ -1,0 +1,35 @@
+"""Optional parts of flink-agents-ltm and the clear error when one is used but missing.
+
+The local embedding model (``local-embedder``: PyTorch, sentence-transformers,
+the model wheel) and the pgvector driver (``pgvector``) are extras, so a job
+that uses neither installs neither. Code that needs one calls
+:func:`require_extra` before importing it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+
+class MissingExtraError(ImportError):
+    """An optional part is used but the packages of its extra are not installed."""
+
+
+def require_extra(extra: str, what: str, modules: tuple[str, ...], *,
+                  any_of: bool = False) -> None:
+    """Raise :class:`MissingExtraError` naming ``pip install 'flink-agents-ltm[extra]'`` when
+    ``modules`` cannot be imported (all of them, or with ``any_of`` at least one)."""
+    missing = [name for name in modules if not _importable(name)]
+    if not missing or (any_of and len(missing) < len(modules)):
+        return
+    names = (" or " if any_of else ", ").join(missing)
+    raise MissingExtraError(
+        f"{what} needs the '{extra}' extra ({names} not installed): "
+        f"pip install 'flink-agents-ltm[{extra}]' (in a checkout: make install)")
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # e.g. blocked with sys.modules[name] = None
+        return False

@@ -1,0 +1,387 @@
+"""The embedded vector store: one SQLite file per job, exact cosine search per scope.
+
+Why not embedded Qdrant (the earlier default): its local mode evaluates a payload
+filter in Python over every stored point, so a search scoped to one key cost
+~21 µs per row of the *whole* store (1 s at 50,000 rows), it kept every point in
+memory, and its folder admits one process. Here the table is clustered by
+scope: its primary key starts with (``user_id``, ``agent_id``, ``run_id``), so
+the rows of one key lie side by side in the file (in pages large enough to hold
+a vector), and a scoped search reads just those rows and scores them exactly
+with numpy: its cost follows the key's rows, not the store's. Other metadata
+filters (Mem0's filter language, see ``payload_filters``) run on those rows
+only. Lookups by id go through a unique index on the id.
+
+Sharing: SQLite in WAL mode lets every process of a machine open the same file
+(PyFlink's process mode, several operators): readers never block, writers queue
+(``busy_timeout``). Each thread gets its own connection, so searches of
+different threads run in parallel; every write is one ``BEGIN IMMEDIATE``
+transaction, so a batch ``insert`` is all or nothing. The file lives on local
+disk (WAL needs shared memory: not on NFS), and folder and files are private
+(0700 / 0600). ``insert`` with an existing id replaces that row (an upsert), so
+replayed writes with the same ids do not duplicate.
+
+Registered in Mem0's ``VectorStoreFactory`` as :data:`PROVIDER`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.payload_filters import compile_filter, scope_equalities
+
+import_mem0()
+from mem0.utils.factory import VectorStoreFactory  # noqa: E402
+from mem0.vector_stores.base import VectorStoreBase  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+PROVIDER = "flink_agents_embedded"
+SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
+BUSY_TIMEOUT_MS = 60_000
+# Rows (a 384-dimensional vector is 1.5 kB) stay inside their b-tree page, so the rows of
+# one scope lie side by side instead of on overflow pages.
+PAGE_SIZE = 65_536
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS collections (
+    name TEXT PRIMARY KEY,
+    dimensions INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vectors (
+    collection TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (collection, user_id, agent_id, run_id, id)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS vectors_id ON vectors (collection, id);
+"""
+
+
+class EmbeddedStoreConfig(BaseModel):
+    """What ``{"provider": "flink_agents_embedded", "config": {...}}`` takes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="the SQLite file; its folder is created (0700)")
+    collection_name: str = "flink_agents_ltm"
+    embedding_model_dims: int = Field(gt=0)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVector:
+    """A row as Mem0 reads it: ``id``, ``score`` (``None`` outside search), ``payload``."""
+
+    id: str
+    score: float | None
+    payload: dict[str, Any]
+
+
+class EmbeddedVectorStore(VectorStoreBase):
+    """Mem0 ``VectorStoreBase`` on one SQLite file; thread-safe; shared by processes.
+
+    Deleted text leaves the disk: SQLite overwrites deleted rows (``secure_delete``) and a
+    delete truncates the write-ahead log, whose frames still hold the rows as written.
+    """
+
+    upserts_on_insert = True  # an existing id is replaced (see row_writes)
+
+    def __init__(self, path: str, embedding_model_dims: int,
+                 collection_name: str = "flink_agents_ltm"):
+        self.path = Path(path)
+        self.collection_name = collection_name
+        self.embedding_model_dims = int(embedding_model_dims)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._closed = False
+        _create_private(self.path)
+        self.create_col(collection_name, self.embedding_model_dims)
+
+    # ------------------------------------------------------------------ connections
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise RuntimeError(f"the embedded vector store {self.path} is closed")
+        conn = getattr(self._local, "connection", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # only before the first table
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA secure_delete = ON")
+            conn.executescript(_SCHEMA)
+            self._local.connection = conn
+            with self._connections_lock:
+                self._connections.append(conn)
+        return conn
+
+    def _write(self) -> _WriteTransaction:
+        return _WriteTransaction(self._connection())
+
+    def close(self) -> None:
+        """Close every thread's connection; later calls raise."""
+        self._closed = True
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            conn.close()
+
+    # ------------------------------------------------------------------ collections
+
+    def create_col(self, name: str | None = None, vector_size: int | None = None,
+                   distance: str = "cosine") -> None:
+        """Create collection ``name`` (default: this store's) for ``vector_size``-dimensional
+        vectors; an existing one of another size raises ``ValueError`` naming both."""
+        name = name or self.collection_name
+        size = int(vector_size or self.embedding_model_dims)
+        if distance != "cosine":
+            raise ValueError(f"the embedded store measures cosine similarity, not {distance}")
+        with self._write() as conn:
+            conn.execute("INSERT OR IGNORE INTO collections (name, dimensions) VALUES (?, ?)",
+                         (name, size))
+            held = conn.execute("SELECT dimensions FROM collections WHERE name = ?",
+                                (name,)).fetchone()[0]
+        if held != size:
+            raise ValueError(f"collection '{name}' holds {held}-dimensional vectors but the "
+                             f"embedding model produces {size}; use another collection or "
+                             "base dir for this model")
+
+    def list_cols(self) -> list[str]:
+        return [row[0] for row in self._connection().execute(
+            "SELECT name FROM collections ORDER BY name")]
+
+    def delete_col(self) -> None:
+        with self._write() as conn:
+            conn.execute("DELETE FROM vectors WHERE collection = ?", (self.collection_name,))
+            conn.execute("DELETE FROM collections WHERE name = ?", (self.collection_name,))
+
+    def col_info(self) -> dict[str, Any]:
+        count = self._connection().execute(
+            "SELECT COUNT(*) FROM vectors WHERE collection = ?",
+            (self.collection_name,)).fetchone()[0]
+        return {"name": self.collection_name, "count": count,
+                "dimensions": self.embedding_model_dims, "path": str(self.path)}
+
+    def reset(self) -> None:
+        self.delete_col()
+        self.create_col(self.collection_name, self.embedding_model_dims)
+
+    # ------------------------------------------------------------------ rows
+
+    def insert(self, vectors: Sequence[Sequence[float]], payloads: Sequence[Mapping] | None = None,
+               ids: Sequence[str] | None = None) -> None:
+        """Store rows in one transaction; an existing id is replaced (upsert)."""
+        if ids is None or len(ids) != len(vectors):
+            raise ValueError("insert needs one id per vector")
+        payloads = payloads or [{} for _ in vectors]
+        if len(payloads) != len(vectors):
+            raise ValueError("insert needs one payload per vector")
+        first = time.time_ns()
+        rows = [(self.collection_name, *_scope_columns(payload), str(vector_id), first + n,
+                 self._blob(vector), _json(payload))
+                for n, (vector_id, vector, payload) in enumerate(
+                    zip(ids, vectors, payloads, strict=True))]
+        with self._write() as conn:
+            conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
+                             [(self.collection_name, row[4]) for row in rows])
+            conn.executemany(
+                "INSERT INTO vectors (collection, user_id, agent_id, run_id, id, seq, vector, "
+                "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def update(self, vector_id: str, vector: Sequence[float] | None = None,
+               payload: Mapping[str, Any] | None = None) -> None:
+        """Replace the vector and/or the payload of a row (nothing happens for an unknown id)."""
+        with self._write() as conn:
+            if vector is not None:
+                conn.execute("UPDATE vectors SET vector = ? WHERE collection = ? AND id = ?",
+                             (self._blob(vector), self.collection_name, str(vector_id)))
+            if payload is not None:
+                conn.execute(
+                    "UPDATE vectors SET user_id = ?, agent_id = ?, run_id = ?, payload = ? "
+                    "WHERE collection = ? AND id = ?",
+                    (*_scope_columns(payload), _json(payload), self.collection_name,
+                     str(vector_id)))
+
+    def delete(self, vector_id: str) -> None:
+        self.delete_many([vector_id])
+
+    def delete_many(self, vector_ids: Sequence[str]) -> None:
+        """Delete rows in one transaction, then truncate the write-ahead log so that no file
+        keeps their text (if another process is reading, the log is truncated by a later
+        delete)."""
+        with self._write() as conn:
+            conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
+                             [(self.collection_name, str(i)) for i in vector_ids])
+        self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def get(self, vector_id: str) -> StoredVector | None:
+        row = self._connection().execute(
+            "SELECT id, payload FROM vectors WHERE collection = ? AND id = ?",
+            (self.collection_name, str(vector_id))).fetchone()
+        return None if row is None else StoredVector(row[0], None, json.loads(row[1]))
+
+    def list(self, filters: Mapping[str, Any] | None = None,
+             top_k: int | None = 100) -> list[list[StoredVector]]:
+        """Rows matching ``filters`` in insertion order, at most ``top_k``; wrapped in one
+        more list, as Mem0's ``delete_all`` expects."""
+        matches = compile_filter(filters)
+        found: list[StoredVector] = []
+        for vector_id, _, text in self._scoped_rows(filters, with_vectors=False):
+            payload = json.loads(text)
+            if matches(payload):
+                found.append(StoredVector(vector_id, None, payload))
+                if top_k is not None and len(found) >= top_k:
+                    break
+        return [found]
+
+    def search(self, query: str, vectors: Sequence[float], top_k: int = 5,
+               filters: Mapping[str, Any] | None = None) -> list[StoredVector]:
+        """The ``top_k`` rows matching ``filters`` most similar to ``vectors``: exact cosine
+        over the rows of the filter's scope, scores in [0, 1], best first."""
+        matches = compile_filter(_without_scope(filters))
+        query_vector = self._normalized(vectors)
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        texts: list[str] = []
+        for vector_id, blob, text in self._scoped_rows(filters, with_vectors=True):
+            ids.append(vector_id)
+            blobs.append(blob)
+            texts.append(text)
+        if not ids or top_k <= 0:
+            return []
+        payloads: dict[int, dict[str, Any]] = {}
+        if matches is not _ALWAYS:
+            keep = []
+            for index, text in enumerate(texts):
+                payload = json.loads(text)
+                if matches(payload):
+                    payloads[index] = payload
+                    keep.append(index)
+            if not keep:
+                return []
+        else:
+            keep = range(len(ids))
+        matrix = np.frombuffer(b"".join(blobs[i] for i in keep), dtype=np.float32)
+        scores = matrix.reshape(len(keep), self.embedding_model_dims) @ query_vector
+        best = heapq.nlargest(top_k, range(len(keep)), key=scores.__getitem__)
+        hits = []
+        for position in best:
+            index = keep[position]
+            payload = payloads.get(index) or json.loads(texts[index])
+            score = min(1.0, max(0.0, float(scores[position])))
+            hits.append(StoredVector(ids[index], score, payload))
+        return hits
+
+    def keyword_search(self, query: str, top_k: int = 5,
+                       filters: Mapping[str, Any] | None = None) -> None:
+        """No BM25 index: Mem0 ranks by similarity only (as with embedded Qdrant)."""
+        return None
+
+    # ------------------------------------------------------------------ internals
+
+    def query_plan(self, filters: Mapping[str, Any] | None) -> str:
+        """SQLite's plan for the rows a search with ``filters`` reads (``SEARCH vectors USING
+        PRIMARY KEY (collection=? AND user_id=? ...)`` when the filter pins the scope)."""
+        sql, params = self._scoped_sql(filters, with_vectors=True)
+        return "\n".join(row[-1] for row in self._connection().execute(
+            f"EXPLAIN QUERY PLAN {sql}", params))
+
+    def _scoped_rows(self, filters: Mapping[str, Any] | None, with_vectors: bool
+                     ) -> Iterable[tuple[str, bytes, str]]:
+        return self._connection().execute(*self._scoped_sql(filters, with_vectors))
+
+    def _scoped_sql(self, filters: Mapping[str, Any] | None, with_vectors: bool
+                    ) -> tuple[str, tuple[str, ...]]:
+        pinned = scope_equalities(filters, SCOPE_FIELDS)
+        where = "".join(f" AND {name} = ?" for name in pinned)
+        if with_vectors:  # a search ranks the rows itself
+            return (f"SELECT id, vector, payload FROM vectors WHERE collection = ?{where}",
+                    (self.collection_name, *pinned.values()))
+        return (f"SELECT id, NULL, payload FROM vectors WHERE collection = ?{where} "
+                "ORDER BY seq", (self.collection_name, *pinned.values()))
+
+    def _normalized(self, vector: Sequence[float]) -> np.ndarray:
+        array = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if array.shape[0] != self.embedding_model_dims:
+            raise ValueError(f"vector dimension error: collection '{self.collection_name}' "
+                             f"holds {self.embedding_model_dims}-dimensional vectors, got "
+                             f"{array.shape[0]}")
+        norm = float(np.linalg.norm(array))
+        return array / norm if norm > 0 else array
+
+    def _blob(self, vector: Sequence[float]) -> bytes:
+        return self._normalized(vector).astype("<f4").tobytes()
+
+
+class _WriteTransaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error): a writer takes the file's
+    write lock up front, so it waits (``busy_timeout``) instead of failing mid-way."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        self.conn.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+_ALWAYS = compile_filter(None)
+
+
+def _without_scope(filters: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``filters`` less the scope equalities the SQL lookup already applied."""
+    if not filters:
+        return None
+    pinned = scope_equalities(filters, SCOPE_FIELDS)
+    rest = {key: value for key, value in filters.items() if key not in pinned}
+    return rest or None
+
+
+def _scope_columns(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """The scope columns of a row: "" where the payload has no text there (Mem0 refuses
+    empty ids, so no lookup ever pins "")."""
+    return tuple(value if isinstance(value := payload.get(name), str) else ""
+                 for name in SCOPE_FIELDS)
+
+
+def _json(payload: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(payload, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"the embedded store keeps JSON values only: {error}") from None
+
+
+def _create_private(path: Path) -> None:
+    """Create the folder (0700) and the file (0600) before SQLite does, so that SQLite's
+    journal files, which copy the file's mode, are private too."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(descriptor)
+
+
+VectorStoreFactory.provider_to_class[PROVIDER] = f"{__name__}.EmbeddedVectorStore"
