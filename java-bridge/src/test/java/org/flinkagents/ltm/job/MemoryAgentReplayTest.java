@@ -47,9 +47,8 @@ import org.junit.jupiter.api.Test;
  * action runs again under the observation id it had, as does every input the source replays.
  *
  * <p>Each stored note carries the id of the observation that wrote it (metadata {@code
- * observation}). Today the re-run action stores its note a second time under the same id; once
- * the Python long-term memory mints item ids from the set's binding (issue 8), that re-run
- * writes the same row, and this test should then also assert exactly one row per note.
+ * observation}). The Python long-term memory mints item ids from the set's binding (observation
+ * id included), so the re-run action rewrites its note's row: exactly one row per note.
  */
 class MemoryAgentReplayTest {
     private static final List<String> KEYS = List.of("ann", "ben", "cho", "dev");
@@ -214,7 +213,9 @@ class MemoryAgentReplayTest {
             for (String key : KEYS) {
                 ltm.switchContext(key, null, true);
                 Map<String, TreeSet<String>> idsOfNote = new TreeMap<>();
-                for (MemorySetItem item : ltm.getMemorySet("notes").get()) {
+                List<MemorySetItem> rows = ltm.getMemorySet("notes").get();
+                assertEquals(NOTES_PER_KEY, rows.size(), key + ": one row per note, none twice");
+                for (MemorySetItem item : rows) {
                     idsOfNote.computeIfAbsent(item.getValue(), v -> new TreeSet<>())
                             .add(String.valueOf(item.getMetadata()
                                     .get(MemoryAgentFunction.OBSERVATION_METADATA)));

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -48,22 +49,36 @@ class InterpreterReleaseTest {
         // Plain threads (not made by the runtime's factory): each calls once and ends.
         List<Thread> threads = new ArrayList<>();
         List<String> names = new ArrayList<>();
+        // Each thread stays alive until all have called: an interpreter made by a later
+        // thread would otherwise already release the one of a thread that ended.
+        CountDownLatch called = new CountDownLatch(THREADS);
+        CountDownLatch end = new CountDownLatch(1);
         for (int t = 0; t < THREADS; t++) {
             String value = "note from thread " + t;
-            Thread thread = new Thread(() -> set.add(value), TestLtm.unique("caller-" + t));
+            Thread thread = new Thread(() -> {
+                set.add(value);
+                called.countDown();
+                try {
+                    end.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, TestLtm.unique("caller-" + t));
             threads.add(thread);
             names.add(thread.getName());
         }
         for (Thread thread : threads) {
             thread.start();
         }
-        for (Thread thread : threads) {
-            thread.join();
-        }
+        assertTrue(called.await(120, TimeUnit.SECONDS), "every thread called once");
         assertEquals(THREADS, set.get().size(), "every thread's add landed");
         assertEquals(before + THREADS, threadStates(), "one interpreter per calling thread");
         assertTrue(runtime.interpreterThreads().containsAll(names),
                 runtime.interpreterThreads().toString());
+        end.countDown();
+        for (Thread thread : threads) {
+            thread.join();
+        }
 
         ltm.close();
 
@@ -75,7 +90,7 @@ class InterpreterReleaseTest {
         // Python goes on working, on new threads too.
         PythonLongTermMemory next = TestLtm.open();
         try {
-            next.switchContext(key, "obs", true);
+            next.switchContext(key, "obs-after-release", true); // a new action: new item ids
             MemorySet again = next.getMemorySet(name);
             Thread reader = new Thread(() -> again.add("after the release"));
             reader.start();
