@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flink_agents_ltm.api.metadata_filters import parse_filter
+from flink_agents_ltm.api.filters import parse_filter
 from flink_agents_ltm.api.vector_stores import (
     BaseVectorStore,
     CollectionManageableVectorStore,
