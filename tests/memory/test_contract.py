@@ -1,6 +1,7 @@
 """The long-term-memory contract, held by every implementation (in-memory, Mem0 on embedded
-Qdrant, Mem0 on a real pgvector server): scoping, refusals, replay-stable ids, one validation
-of every input, erasure. The guards live once, in BaseLongTermMemory."""
+Qdrant, Mem0 on a real pgvector server, Mem0 on a vector store of ours): scoping, refusals,
+replay-stable ids, one validation of every input, filters, erasure. The guards live once, in
+BaseLongTermMemory."""
 
 import datetime
 import math
@@ -241,11 +242,13 @@ def test_metadata_must_be_json_on_every_store(impl, value, named):
     assert impl.raw_values("k", "notes") == []
 
 
-def test_size_limits_are_configurable_and_say_which_option_to_raise():
+def test_size_limits_are_configurable_and_say_which_option_to_raise(request):
     limits = MemoryLimits(max_item_length=10, max_query_length=5, max_name_length=8,
                           max_metadata_length=20)
-    for name in NAMES[:2]:
-        with implementation(name, limits=limits) as impl:
+    for name in NAMES:
+        pgvector = (request.getfixturevalue("pgvector_session")[0]
+                    if name == "mem0-pgvector" else None)
+        with implementation(name, limits=limits, pgvector=pgvector) as impl:
             notes = bound(impl.ltm, "k")
             with pytest.raises(ValueError, match="long-term-memory.max-item-length"):
                 notes.add("x" * 11)
