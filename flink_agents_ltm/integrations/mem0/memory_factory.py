@@ -60,11 +60,11 @@ class StoreSpec:
     """What a job's ``Memory`` is made of; equal specs share one ``Memory`` per process.
 
     ``vector_store`` is Mem0's own format (``{"provider": ..., "config": {...}}``),
-    ``None`` for the embedded Qdrant under ``base_dir/<job>``, or a declared vector
-    store resource of ours (a :class:`BaseVectorStore`, opened; its provider owns it).
-    ``embedder`` names a built-in embedder (``"minilm"``, ``"hashing"``) or is a Mem0
-    ``EmbeddingBase`` with ``config.embedding_dims`` set; ``llm`` a Mem0 ``LLMBase`` or
-    ``None``.
+    ``None`` for the embedded Qdrant under ``base_dir/<job>``. ``embedder`` names a
+    built-in embedder (``"minilm"``, ``"hashing"``) or is a Mem0 ``EmbeddingBase``
+    with ``config.embedding_dims`` set; ``llm`` a Mem0 ``LLMBase`` or ``None``.
+    ``vector_store`` may also be a declared vector store of ours (a
+    :class:`BaseVectorStore`, opened; the resource provider owns it).
     """
 
     job_id: str
