@@ -89,6 +89,9 @@ class StoreSpec:
 
     def resolved_vector_store(self) -> dict[str, Any]:
         dims = self.dimensions()
+        if isinstance(self.vector_store, BaseVectorStore):
+            raise TypeError("a vector store resource is not a Mem0 config: build Mem0 on it "
+                            "with mem0_vector_store_config")
         if self.vector_store is None:
             return {"provider": "qdrant", "config": {
                 "collection_name": COLLECTION, "embedding_model_dims": dims,
