@@ -4,7 +4,7 @@ the filter itself, in part, or not at all."""
 
 import pytest
 
-from flink_agents_ltm.api.filters import matches, parse_filter
+from flink_agents_ltm.api.filters import FilterError, matches, parse_filter
 from flink_agents_ltm.api.vector_stores import Document
 
 DOCUMENTS = [
@@ -142,3 +142,19 @@ def test_mem0s_stores_alone_disagree_with_the_reference_which_is_why_python_deci
     else:
         assert raw_ids({"topic": "herbal"}, k=1) == set()  # only 2 * top_k neighbours seen
     assert {d.id for d in store.query("tea", limit=1, filters={"topic": "herbal"})} == {"d5"}
+
+
+@pytest.mark.parametrize("filters", [
+    {"topic": None},
+    {"NOT": {"topic": "tea"}},
+    {"year": {"gt": [2020]}},
+    {"topic": "te\x00a"},
+    {"$or": [{"topic": "tea"}]},
+])
+def test_a_filter_outside_the_language_is_refused_before_the_store_is_asked(store, filters):
+    store.add([Document(text, metadata, doc_id) for doc_id, text, metadata in DOCUMENTS])
+    for call in (lambda: store.get(filters=filters), lambda: store.delete(filters=filters),
+                 lambda: store.query("tea", filters=filters)):
+        with pytest.raises(FilterError, match=r"filters"):
+            call()
+    assert store.size() == len(DOCUMENTS)
