@@ -150,11 +150,39 @@ def tool(function: Callable[..., Any] | None = None, *, name: str | None = None,
 _CONFIG = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
 
+def parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The resolved types of ``fn``'s parameters, ``ctx`` left out.
+
+    Why not only ``typing.get_type_hints``: a function that a job ships by value
+    (cloudpickle) keeps only the globals its code uses, so on the TaskManager an
+    annotation such as ``ctx: ToolContext`` (a name used in annotations only) cannot be
+    resolved. ``ctx`` is never shown to the model, so it needs no type; any other
+    annotation that cannot be resolved is an error naming the parameter."""
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except NameError:
+        hints = {}
+        namespace = getattr(fn, "__globals__", {})
+        for name, annotation in getattr(fn, "__annotations__", {}).items():
+            if name in (CONTEXT_PARAMETER, "return"):
+                continue
+            if isinstance(annotation, str):
+                try:
+                    annotation = eval(annotation, namespace)  # noqa: S307 - an annotation
+                except NameError as error:
+                    raise TypeError(f"tool {getattr(fn, '__name__', fn)!r}: the type of "
+                                    f"parameter '{name}' cannot be resolved ({error}); "
+                                    "import it where the function is defined") from None
+            hints[name] = annotation
+    hints.pop(CONTEXT_PARAMETER, None)
+    return hints
+
+
 def arguments_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
     """A pydantic model of ``fn``'s parameters (but ``ctx``), by their names. Fields
     have internal names and the parameter's name as alias, so any parameter name
     works (``json``, ``model_config``, ...)."""
-    hints = typing.get_type_hints(fn, include_extras=True)
+    hints = parameter_hints(fn)
     fields: dict[str, Any] = {}
     for i, parameter in enumerate(inspect.signature(fn).parameters.values()):
         if parameter.name == CONTEXT_PARAMETER:

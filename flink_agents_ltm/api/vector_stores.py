@@ -22,7 +22,7 @@
 A store embeds text through the embedding model resource named in its
 descriptor (``embedding_model``), in batches; documents and queries may carry
 precomputed vectors instead. Filters are the project's one filter language
-(:mod:`flink_agents_ltm.api.metadata_filters`, Mem0's operators and ``AND`` /
+(:mod:`flink_agents_ltm.api.filters`, Mem0's operators and ``AND`` /
 ``OR`` / ``NOT``); every store returns exactly what :func:`matches` accepts.
 
 Threading: a store is built once per process and shared by every operator
@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
-from flink_agents_ltm.api.metadata_filters import MetadataFilter, parse_filter
+from flink_agents_ltm.api.filters import MetadataFilter, parse_filter
 from flink_agents_ltm.api.resources import Resource, ResourceLookup, ResourceType
 
 __all__ = [

@@ -170,3 +170,32 @@ def test_a_tool_ships_without_its_arguments_model_and_rebuilds_it_after_shipping
     assert copy.invoke({"customer": "c"}) == "C"
     assert copy.argument_error({"customer": "c", "x": 1}).startswith(
         "bad arguments for tool 'shout': unexpected keyword argument 'x'")
+
+
+def test_a_tool_shipped_by_value_checks_its_arguments_where_its_annotation_names_are_missing(
+        tmp_path, monkeypatch):
+    """A job's tool travels to the TaskManager by value (cloudpickle), which keeps only the
+    globals its code uses: ``ctx: ToolContext`` cannot be resolved there."""
+    import pickle
+    import sys
+
+    import cloudpickle
+
+    (tmp_path / "shipped_tools.py").write_text(
+        "from __future__ import annotations\n"
+        "from flink_agents_ltm.api.tools import ToolContext, tool\n"
+        "@tool\n"
+        "def lookup(order: int, ctx: ToolContext) -> str:\n"
+        "    return f'order {order}'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import shipped_tools
+
+    cloudpickle.register_pickle_by_value(shipped_tools)
+    try:
+        shipped = cloudpickle.dumps(shipped_tools.lookup)
+    finally:
+        cloudpickle.unregister_pickle_by_value(shipped_tools)
+    del sys.modules["shipped_tools"]
+    arrived = pickle.loads(shipped)
+    assert arrived.argument_error({"order": 3}) is None
+    assert "valid integer" in arrived.argument_error({"order": "x"})

@@ -28,10 +28,6 @@ def test_each_message_is_counted_exactly_once_in_short_term_memory(recovery_run)
     assert "  each message counted exactly once: yes" in recovery_run.stdout
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "long-term memory writes are not idempotent under replay yet on this branch: the "
-    "runtime does not mint replay-stable item ids (api/memory/write_position.py), so the "
-    "replayed messages are stored a second time; the lead's work makes them upserts"))
 def test_each_message_is_remembered_exactly_once_and_the_example_says_so(recovery_run):
     assert "long-term memory: 40 items for 40 messages, 0 stored twice or more, 0 missing" \
         in recovery_run.stdout, failure(recovery_run)

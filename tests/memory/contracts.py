@@ -17,9 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MemoryLimits
+from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.scope import mem0_id
+from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
 from flink_agents_ltm.runtime.memory.in_memory_long_term_memory import InMemoryLongTermMemory
 
 CORE = ("_add", "_get", "_search", "_delete", "_erase_key")
@@ -74,6 +77,38 @@ def _mem0(job: str, limits: MemoryLimits | None, vector_store: dict
         release()
 
 
+def _mem0_on_our_store(job: str, limits: MemoryLimits | None) -> Iterator[Implementation]:
+    """Mem0 whose vector store is one of ours (a declared resource, as the runtime opens
+    it): a Mem0VectorStore over embedded Qdrant, embedding with the hashing model."""
+    embedder = HashingEmbedding()
+
+    def get_resource(name: str, resource_type: ResourceType) -> HashingEmbedding:
+        assert (name, resource_type) == ("embedder", ResourceType.EMBEDDING_MODEL)
+        return embedder
+
+    store = Mem0VectorStore("qdrant", {"path": ":memory:"}, embedding_model="embedder",
+                            collection=f"c{uuid.uuid4().hex[:12]}")
+    store.open(get_resource)
+    memory, release = acquire_memory(StoreSpec(job_id=job, embedder="hashing",
+                                               vector_store=store))
+    opened = [Mem0LongTermMemory(job, memory, limits=limits)]
+
+    def raw(key: str, set_name: str) -> list[str]:
+        found = store.get(filters={"user_id": mem0_id(job), "agent_id": mem0_id(key),
+                                   "run_id": mem0_id(set_name)}, limit=None)
+        return sorted(document.content for document in found)
+
+    def reopen() -> BaseLongTermMemory:
+        opened.append(Mem0LongTermMemory(job, memory, limits=limits))
+        return opened[-1]
+
+    try:
+        yield Implementation("mem0-on-our-store", opened[0], raw, reopen=reopen)
+    finally:
+        release()
+        store.close()
+
+
 def qdrant_in_memory() -> dict:
     return {"provider": "qdrant",
             "config": {"collection_name": f"c{uuid.uuid4().hex}", "path": ":memory:"}}
@@ -98,6 +133,8 @@ def implementation(name: str, job: str = "test-job", limits: MemoryLimits | None
         store = copy.deepcopy(pgvector)
         store["config"]["collection_name"] = f"t_{uuid.uuid4().hex[:12]}"
         yield from _context(_mem0(job, limits, store))
+    elif name == "mem0-on-our-store":
+        yield from _context(_mem0_on_our_store(job, limits))
     else:
         raise ValueError(name)
 
@@ -109,4 +146,4 @@ def _context(generator: Iterator[Implementation]) -> Iterator[Implementation]:
         generator.close()
 
 
-NAMES = ("in-memory", "mem0-embedded", "mem0-qdrant", "mem0-pgvector")
+NAMES = ("in-memory", "mem0-embedded", "mem0-qdrant", "mem0-pgvector", "mem0-on-our-store")

@@ -6,7 +6,7 @@ import pickle
 import numpy as np
 import pytest
 
-from flink_agents_ltm.api.metadata_filters import Condition, FilterError, Operator
+from flink_agents_ltm.api.filters import Condition, FilterError, Operator
 from flink_agents_ltm.api.vector_stores import (
     CollectionInfo,
     Document,

@@ -2,22 +2,25 @@
 for a filter is exactly what the reference semantics accept, whether the store evaluated
 the filter itself, in part, or not at all."""
 
-from flink_agents_ltm.api.metadata_filters import matches, parse_filter
+import pytest
+
+from flink_agents_ltm.api.filters import FilterError, matches, parse_filter
 from flink_agents_ltm.api.vector_stores import Document
 
 DOCUMENTS = [
     ("d1", "green tea from japan", {"topic": "tea", "year": 2019, "price": 4.5, "vip": True,
-                                    "title": "Sencha Guide", "tags": ["jp"]}),
+                                    "title": "Sencha Guide", "tags": ["jp"],
+                                    "day": "2019-04-01"}),
     ("d2", "black tea from india", {"topic": "tea", "year": 2021, "price": 3, "vip": False,
-                                    "title": "Assam basics"}),
+                                    "title": "Assam basics", "day": "2021-06-30"}),
     ("d3", "espresso coffee", {"topic": "coffee", "year": 2023, "price": 2.5,
-                               "title": "ESPRESSO at home"}),
+                               "title": "ESPRESSO at home", "day": "2023-01-15T10:00:00+05:00"}),
     # look-alikes: a year and a flag written as text
     ("d4", "cold brew coffee", {"topic": "coffee", "year": "2020", "vip": "true",
-                                "title": "cold brew"}),
+                                "title": "cold brew", "day": 20200101}),
     ("d5", "herbal infusion", {"topic": "herbal", "year": 2021.0, "price": None}),
     # no topic; LIKE's wildcards in the title
-    ("d6", "tea tasting notes", {"year": 2022, "title": "100% tea_notes"}),
+    ("d6", "tea tasting notes", {"year": 2022, "title": "100% tea_notes", "day": "2022-12-31"}),
 ]
 
 FILTERS = [
@@ -35,6 +38,12 @@ FILTERS = [
     {"year": {"lte": 2021}},
     {"year": {"gte": 2020, "lt": 2023}},
     {"price": {"lt": 4}},
+    {"year": {"gt": "2019"}},                      # strings order as text, numbers as numbers
+    {"title": {"gte": "E", "lt": "c"}},
+    {"day": {"gte": "2021-06-30"}},                # ISO dates order as text ...
+    {"day": {"lt": "2023-01-15T06:00:00Z"}},       # ... not as instants (d3 is 05:00Z)
+    {"day": {"gte": "2023-01-15T06:00:00Z"}},
+    {"day": {"gt": 20000000}},
     {"vip": True},
     {"vip": {"eq": False}},
     {"vip": {"ne": True}},
@@ -52,6 +61,8 @@ FILTERS = [
     {"NOT": [{"topic": "tea"}, {"title": {"icontains": "brew"}}]},
     {"AND": [{"topic": "coffee"}, {"NOT": [{"year": {"lt": 2022}}]}]},
     {"OR": [{"AND": [{"topic": "tea"}, {"vip": True}]}, {"title": {"contains": "%"}}]},
+    {"OR": [{"day": {"lt": "2020"}}, {"year": {"gte": 2023}}], "topic": ["tea", "coffee"]},
+    {"user_id": {"ne": "u"}, "topic": "*"},       # scope fields are ordinary fields here
 ]
 
 
@@ -122,9 +133,33 @@ def test_mem0s_stores_alone_disagree_with_the_reference_which_is_why_python_deci
     if store.provider == "qdrant":
         assert raw_ids({"title": {"contains": "sencha"}}) == {"d1"}  # case-folded words:
         assert raw_ids({"title": {"contains": "Guid"}}) == set()  # ... whole ones only
+        assert "d3" in raw_ids({"day": {"lt": "2023-01-15T06:00:00Z"}})  # instants, not text
     elif store.provider == "pgvector":
         assert raw_ids({"vip": {"eq": True}}) == set()  # compares 'True' with 'true'
         assert raw_ids({"topic": {"ne": "tea"}}) & {"d6"} == set()  # no topic: dropped
+        with pytest.raises(ValueError, match="could not convert string to float"):
+            raw_ids({"day": {"gte": "2021-06-30"}})  # orders numbers only
     else:
         assert raw_ids({"topic": "herbal"}, k=1) == set()  # only 2 * top_k neighbours seen
     assert {d.id for d in store.query("tea", limit=1, filters={"topic": "herbal"})} == {"d5"}
+
+
+REFUSED = [
+    {"topic": None},
+    {"NOT": {"topic": "tea"}},
+    {"year": {"gt": [2020]}},
+    {"topic": "te\x00a"},
+    {"$or": [{"topic": "tea"}]},
+]
+
+
+def test_a_filter_outside_the_language_is_refused_before_the_store_is_asked(store):
+    store.add([Document(text, metadata, doc_id) for doc_id, text, metadata in DOCUMENTS])
+    for filters in REFUSED:
+        with pytest.raises(FilterError, match="filters"):
+            store.get(filters=filters)
+        with pytest.raises(FilterError, match="filters"):
+            store.delete(filters=filters)
+        with pytest.raises(FilterError, match="filters"):
+            store.query("tea", filters=filters)
+    assert store.size() == len(DOCUMENTS)

@@ -82,6 +82,20 @@ def test_update_get_history_and_delete_through_mem0(memory, store):
     assert memory.get(memory_id) is None and store.size() == 0
 
 
+def test_an_insert_rewrites_the_rows_whose_ids_are_stored_and_adds_the_others(memory, store):
+    """Long-term memory writes again under the same ids when Flink replays an action."""
+    known = remember(memory, "alice drinks green tea", "alice")
+    fresh = "0b7ad7b4-1b4f-4f43-9a47-1f5a3e2d9c11"
+    vector = list(store.embed(["oolong"])[0])
+    memory.vector_store.insert([vector, vector], [{"data": "alice drinks oolong", "n": 1},
+                                                  {"data": "bob drinks coffee", "n": 2}],
+                               [known, fresh])
+    assert sorted((d.id, d.content, d.metadata.get("n")) for d in store.get()) == sorted(
+        [(known, "alice drinks oolong", 1), (fresh, "bob drinks coffee", 2)])
+    hits = store.query(vector=vector, limit=2)  # the vector was rewritten too
+    assert {d.id for d in hits} == {known, fresh} and min(d.score for d in hits) > 0.99
+
+
 def test_delete_all_of_one_scope_leaves_the_others(memory, store):
     for i in range(5):
         remember(memory, f"alice note {i}", "alice")

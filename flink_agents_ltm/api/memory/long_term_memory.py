@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from flink_agents_ltm.api.configuration import ConfigOption, Configuration
+from flink_agents_ltm.api.filters import MetadataFilter, parse_filter, to_mem0
 from flink_agents_ltm.api.memory.errors import (
     EmptyPartitionKeyError,
     LongTermMemoryError,
@@ -43,7 +44,6 @@ from flink_agents_ltm.api.memory.errors import (
     empty_key_message,
     unbound_message,
 )
-from flink_agents_ltm.api.memory.filters import check_filters
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
 from flink_agents_ltm.api.memory.observation import (
     ActionMemoryOutcome,
@@ -266,15 +266,17 @@ class BaseLongTermMemory(ABC):
 
     @abstractmethod
     def _get(self, scope: MemoryScope, ids: Sequence[str] | None,
-             filters: Mapping[str, Any] | None, limit: int) -> list[MemorySetItem]:
+             filters: MetadataFilter | None, limit: int) -> list[MemorySetItem]:
         """Items of ``scope`` with these ids (in their order; ids outside the scope are not
-        found), or up to ``limit`` items matching ``filters`` when ``ids`` is None."""
+        found), or up to ``limit`` items matching ``filters`` when ``ids`` is None.
+        ``filters`` is parsed (:func:`~flink_agents_ltm.api.filters.matches` evaluates it)."""
 
     @abstractmethod
     def _search(self, scope: MemoryScope, query: str, limit: int,
-                filters: Mapping[str, Any] | None,
+                filters: MetadataFilter | None,
                 options: Mapping[str, Any]) -> list[MemorySetItem]:
-        """Up to ``limit`` items of ``scope`` most similar to ``query``, best first."""
+        """Up to ``limit`` items of ``scope`` most similar to ``query`` that match
+        ``filters``, best first."""
 
     @abstractmethod
     def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
@@ -373,7 +375,7 @@ class BaseLongTermMemory(ABC):
                                ) if wanted else []
         else:
             check_limit(limit)
-            checked = check_filters(filters)
+            checked = _caller_filter(filters)
             found = self._call("get", scope, lambda: self._get(scope, None, checked, limit))
             found = found[:limit]
         self._observe(scope, MemoryOp.GET, [item.id for item in found])
@@ -385,7 +387,7 @@ class BaseLongTermMemory(ABC):
         scope = self._scope(memory_set, "search")
         check_query(query, self._limits, _QUERY_OPTION)
         check_limit(limit)
-        checked = check_filters(filters)
+        checked = _caller_filter(filters)
         refuse_scope_fields(options, "search options")
         unknown = set(options) - self.search_options
         if unknown:
@@ -493,6 +495,17 @@ class BaseLongTermMemory(ABC):
         self._observations.record(MemoryObservation(
             op=op, set=scope.set_name, ids=tuple(ids), query=query, key=scope.partition_key,
             observation_id=scope.observation_id))
+
+
+def _caller_filter(filters: Any) -> MetadataFilter | None:
+    """A caller's filter, parsed, naming no scope field at any depth (the scope is the
+    set's; a filter on ``agent_id`` nested in an ``OR`` would widen a read)."""
+    if isinstance(filters, Mapping):
+        refuse_scope_fields(filters, "filters")
+    parsed = parse_filter(filters)
+    if parsed is not None and not isinstance(filters, Mapping):
+        refuse_scope_fields(to_mem0(parsed), "filters")
+    return parsed
 
 
 def _well_formed(ids: list[str]) -> list[str]:

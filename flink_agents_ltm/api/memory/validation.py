@@ -11,10 +11,11 @@ half-writing. Limits are a value object so that a memory carries its own.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from flink_agents_ltm.api.text import check_text
 
 __all__ = [
     "SCOPE_FIELDS",
@@ -31,8 +32,6 @@ __all__ = [
 
 # The fields that carry a memory's scope in every store; callers may never set them.
 SCOPE_FIELDS = frozenset({"user_id", "agent_id", "run_id"})
-
-_BAD_CHARACTER = re.compile("[\x00\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,19 +51,6 @@ class MemoryLimits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
-
-
-def check_text(text: str, what: str) -> None:
-    """Refuse NUL characters and lone surrogates: some stores cannot hold them, others
-    store them and then fail to read them back."""
-    bad = _BAD_CHARACTER.search(text)
-    if bad is None:
-        return
-    character = bad.group()
-    kind = "a NUL character" if character == "\x00" else (
-        f"a lone surrogate (U+{ord(character):04X}), which is not valid Unicode text")
-    raise ValueError(f"{what} contains {kind} at position {bad.start()}; no store can keep it "
-                     "reliably, so it is refused (encode binary data, e.g. as base64)")
 
 
 def check_name(value: Any, what: str, limits: MemoryLimits, option: str) -> str:

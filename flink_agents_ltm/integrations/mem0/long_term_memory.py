@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from flink_agents_ltm.api.configuration import Configuration
-from flink_agents_ltm.api.memory.filters import matches
+from flink_agents_ltm.api.filters import MetadataFilter, matches
 from flink_agents_ltm.api.memory.long_term_memory import (
     BaseLongTermMemory,
     LongTermMemoryError,
@@ -40,6 +40,7 @@ from flink_agents_ltm.integrations.mem0.environment import import_mem0
 from flink_agents_ltm.integrations.mem0.row_writes import RowWriteError, write_rows
 from flink_agents_ltm.integrations.mem0.scope import Mem0Scope, mem0_id
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
+from flink_agents_ltm.integrations.vector_stores.mem0_filters import native_filter
 
 import_mem0()
 from mem0.utils.lemmatization import lemmatize_for_bm25  # noqa: E402
@@ -76,6 +77,7 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         super().__init__(job_id, mailbox_check, limits=limits)
         make_thread_safe(memory)
         self._memory = memory
+        self._provider: str = memory.config.vector_store.provider
         self._user_id = mem0_id(job_id)
         self._infer = infer
         self._search_threshold = search_threshold
@@ -195,23 +197,25 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         return added
 
     def _get(self, scope: MemoryScope, ids: Sequence[str] | None,
-             filters: Mapping[str, Any] | None, limit: int) -> list[MemorySetItem]:
+             filters: MetadataFilter | None, limit: int) -> list[MemorySetItem]:
         where = self._mem0_scope(scope)
         if ids is not None:
             rows = [row for row in map(self._owned_row(where), ids) if row is not None]
             return [_item(scope.set_name, row) for row in rows]
         return [_item(scope.set_name, row) for row in self._fetch(
-            lambda top_k: self._memory.get_all(filters=where.filters(_native(filters)),
-                                               top_k=top_k)["results"],
+            lambda top_k: self._memory.get_all(
+                filters=where.filters(self._pushed(filters, search=False)),
+                top_k=top_k)["results"],
             where, filters, limit)]
 
     def _search(self, scope: MemoryScope, query: str, limit: int,
-                filters: Mapping[str, Any] | None,
+                filters: MetadataFilter | None,
                 options: Mapping[str, Any]) -> list[MemorySetItem]:
         where = self._mem0_scope(scope)
         options = {"threshold": self._search_threshold, **options}
+        pushed = self._pushed(filters, search=True)
         return [_item(scope.set_name, row) for row in self._fetch(
-            lambda top_k: self._memory.search(query, top_k=top_k, filters=where.filters(filters),
+            lambda top_k: self._memory.search(query, top_k=top_k, filters=where.filters(pushed),
                                               **options)["results"],
             where, filters, limit)]
 
@@ -229,9 +233,16 @@ class Mem0LongTermMemory(BaseLongTermMemory):
 
     # ------------------------------------------------------------- internals
 
+    def _pushed(self, filters: MetadataFilter | None, *, search: bool) -> dict[str, Any] | None:
+        """The part of ``filters`` that Mem0's store evaluates no narrower than
+        :func:`matches` (stores differ: pgvector reads ``True`` as ``'True'`` and orders
+        text as numbers, Qdrant orders ISO text as dates); :meth:`_fetch` checks all of it."""
+        return native_filter(self._provider, filters, search=search,
+                             reserved=frozenset()).condition
+
     @staticmethod
     def _fetch(read: Callable[[int], list[dict[str, Any]]], where: Mem0Scope,
-               filters: Mapping[str, Any] | None, limit: int) -> list[dict[str, Any]]:
+               filters: MetadataFilter | None, limit: int) -> list[dict[str, Any]]:
         """Rows of ``read(top_k)`` that lie in the scope and match ``filters`` under our
         filter semantics (stores differ), reading more when those checks dropped rows."""
         top_k = limit
@@ -303,17 +314,6 @@ def _payload(item: NewItem, where: Mem0Scope, now: str) -> dict[str, Any]:
         data=item.value, hash=hashlib.md5(item.value.encode()).hexdigest(),
         created_at=now, updated_at=now, text_lemmatized=lemmatize_for_bm25(item.value))
     return payload
-
-
-def _native(filters: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The part of a filter Mem0's ``get_all`` hands to the store as it is: plain fields.
-    (Unlike ``search``, ``get_all`` does not translate AND/OR/NOT or operators; those are
-    evaluated on the rows read.)"""
-    if not filters:
-        return {}
-    return {field: value for field, value in filters.items()
-            if field not in ("AND", "OR", "NOT") and not isinstance(value, Mapping)
-            and value != "*"}
 
 
 def _fields(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from flink_agents_ltm.api.redaction import redact, redact_text
+from flink_agents_ltm.api.vector_stores import BaseVectorStore
 from flink_agents_ltm.integrations.mem0 import embedded_store, pgvector_store
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
 from flink_agents_ltm.integrations.mem0.history import without_history
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
+from flink_agents_ltm.integrations.vector_stores.mem0_adapter import mem0_vector_store_config
 
 import_mem0()
 from mem0 import Memory  # noqa: E402
@@ -63,10 +65,12 @@ class StoreSpec:
     ``None`` for the embedded store under ``base_dir/<job>``. ``embedder`` names a
     built-in embedder (``"minilm"``, ``"hashing"``) or is a Mem0 ``EmbeddingBase``
     with ``config.embedding_dims`` set; ``llm`` a Mem0 ``LLMBase`` or ``None``.
+    ``vector_store`` may also be a declared vector store of ours (a
+    :class:`BaseVectorStore`, opened; the resource provider owns it).
     """
 
     job_id: str
-    vector_store: Mapping[str, Any] | None = None
+    vector_store: Mapping[str, Any] | BaseVectorStore | None = None
     embedder: Any = "minilm"
     llm: Any = None
     base_dir: Path | None = None
@@ -87,6 +91,9 @@ class StoreSpec:
 
     def resolved_vector_store(self) -> dict[str, Any]:
         dims = self.dimensions()
+        if isinstance(self.vector_store, BaseVectorStore):
+            raise TypeError("a vector store resource is not a Mem0 config: build Mem0 on it "
+                            "with mem0_vector_store_config")
         if self.vector_store is None:
             return {"provider": embedded_store.PROVIDER, "config": {
                 "collection_name": COLLECTION, "embedding_model_dims": dims,
@@ -107,8 +114,10 @@ class StoreSpec:
 
     def identity(self) -> str:
         embedder = self.embedder if isinstance(self.embedder, str) else f"obj:{id(self.embedder)}"
-        return json.dumps([self.resolved_vector_store(), embedder, id(self.llm)],
-                          sort_keys=True, default=str)
+        store = (f"resource:{id(self.vector_store)}"
+                 if isinstance(self.vector_store, BaseVectorStore) else
+                 self.resolved_vector_store())
+        return json.dumps([store, embedder, id(self.llm)], sort_keys=True, default=str)
 
 
 def private_dirs(folder: Path) -> None:
@@ -164,6 +173,8 @@ def acquire_memory(spec: StoreSpec) -> tuple[Memory, Callable[[], None]]:
 
 
 def _build(spec: StoreSpec) -> Memory:
+    if isinstance(spec.vector_store, BaseVectorStore):
+        return _build_on_resource(spec, spec.vector_store)
     started = time.monotonic()
     store = spec.resolved_vector_store()
     job_dir = spec.job_dir()
@@ -216,6 +227,29 @@ def _build(spec: StoreSpec) -> Memory:
     private_files(job_dir)
     log.info("opened Mem0 for job '%s' on %s in %.1f s", spec.job_id,
              store["provider"], time.monotonic() - started)
+    return memory
+
+
+def _build_on_resource(spec: StoreSpec, store: BaseVectorStore) -> Memory:
+    """Mem0 on a declared vector store of ours (see ``mem0_adapter``). The hook refuses a
+    store of another dimension; the store keeps everything, so there is no folder of the
+    job to make, and nothing to close here: the resource provider closes the store."""
+    started = time.monotonic()
+    config = MemoryConfig(history_db_path=":memory:")
+    config.vector_store = mem0_vector_store_config(store, spec.dimensions())
+    # a model object replaces the configured one below: configure one that loads nothing
+    embedder = spec.embedder if isinstance(spec.embedder, str) else "hashing"
+    config.embedder = EmbedderConfig.model_construct(
+        provider=f"flink_agents_{embedder}", config={"embedding_dims": spec.dimensions()})
+    config.llm = LlmConfig.model_construct(provider="flink_agents_none", config={"model": "none"})
+    memory = Memory(config)
+    without_history(memory)
+    if not isinstance(spec.embedder, str):
+        memory.embedding_model = spec.embedder
+    if spec.llm is not None:
+        memory.llm = spec.llm
+    log.info("opened Mem0 for job '%s' on the vector store resource %r in %.1f s",
+             spec.job_id, store, time.monotonic() - started)
     return memory
 
 

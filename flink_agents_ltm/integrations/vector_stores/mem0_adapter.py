@@ -2,7 +2,8 @@
 
 Long-term memory may name a declared vector store resource
 (``LongTermMemoryOptions.VECTOR_STORE = "knowledge"``); when that resource is a
-:class:`BaseVectorStore`, Mem0 gets a :class:`FlinkAgentsMem0VectorStore` over it:
+:class:`BaseVectorStore`, the memory factory builds Mem0 on a
+:class:`FlinkAgentsMem0VectorStore` over it:
 
 .. code-block:: python
 
@@ -13,9 +14,11 @@ Long-term memory may name a declared vector store resource
 Mem0 hands over its own vectors, payloads and filters: a payload's ``data`` is
 the document's content, the rest its metadata; filters arrive in Mem0's
 processed form (``$or``/``$not``) and are read back into the project's filter
-language, so the store evaluates them exactly. Mem0's entity store (used with
-``infer=True``) lives in the collection ``<collection>_entities``, which needs a
-:class:`CollectionManageableVectorStore`.
+language (scope fields included), so the store evaluates them exactly. An
+``insert`` under an id that is stored rewrites that row, as Qdrant's does: long-term
+memory writes again under the same ids when Flink replays an action. Mem0's
+entity store (used with ``infer=True``) lives in the collection
+``<collection>_entities``, which needs a :class:`CollectionManageableVectorStore`.
 
 The store is the resource provider's: Mem0 never closes it, and it is
 thread-safe, so Mem0 calls it from any thread without a lock of ours.
@@ -26,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flink_agents_ltm.api.metadata_filters import parse_filter
+from flink_agents_ltm.api.filters import parse_filter
 from flink_agents_ltm.api.vector_stores import (
     BaseVectorStore,
     CollectionManageableVectorStore,
@@ -107,6 +110,9 @@ class FlinkAgentsMem0VectorStore(VectorStoreBase):
     """Mem0's ``VectorStoreBase`` over a :class:`BaseVectorStore` resource, pinned to one
     collection (Mem0 makes one per collection)."""
 
+    #: ``insert`` rewrites known ids (read by long-term memory's row writes)
+    upserts_on_insert = True
+
     def __init__(self, vector_store: BaseVectorStore, collection_name: str,
                  embedding_model_dims: int, **_: Any):
         self.store = vector_store
@@ -129,14 +135,24 @@ class FlinkAgentsMem0VectorStore(VectorStoreBase):
 
     def insert(self, vectors: list[list[float]], payloads: list[dict[str, Any]] | None = None,
                ids: list[str] | None = None) -> None:
+        """Store rows; an id that is already stored is rewritten, as Qdrant's insert does
+        (long-term memory writes again under the same ids when Flink replays an action)."""
         payloads = payloads or [{} for _ in vectors]
-        ids = ids or [None] * len(vectors)  # type: ignore[list-item]
+        row_ids: list[str | None] = list(ids) if ids else [None] * len(vectors)
         documents = []
-        for vector, payload, vector_id in zip(vectors, payloads, ids, strict=True):
+        for vector, payload, vector_id in zip(vectors, payloads, row_ids, strict=True):
             metadata = {k: v for k, v in payload.items() if k != CONTENT_KEY}
             documents.append(Document(str(payload.get(CONTENT_KEY, "")), metadata, vector_id,
                                       vector))
-        self.store.add(documents, collection=self.collection_name)
+        given = [d.id for d in documents if d.id is not None]
+        known = {d.id for d in self.store.get(given, collection=self.collection_name)
+                 } if given else set()
+        stored = [d for d in documents if d.id in known]
+        if stored:
+            self.store.update(stored, collection=self.collection_name)
+        new = [d for d in documents if d.id not in known]
+        if new:
+            self.store.add(new, collection=self.collection_name)
 
     def search(self, query: str, vectors: list[float], top_k: int = 5,
                filters: dict[str, Any] | None = None) -> list[OutputData]:

@@ -12,7 +12,11 @@ store a *superset* condition (every document that matches the filter also
 matches it) built from the top-level parts the store is known to evaluate no
 narrower than :func:`matches`, and checks every row that comes back with
 :func:`matches`. The pushed part only makes fewer rows travel; correctness
-never depends on it. Parts a store cannot take stay with Python.
+never depends on it. Parts a store cannot take stay with Python, string
+orderings always (pgvector casts to numeric, Qdrant reads ISO text as dates).
+Long-term memory on Mem0 pushes the same parts through ``Memory.search`` and
+``get_all``; Mem0 on one of our own stores (:mod:`.mem0_adapter`) gets all of
+the filter, since our stores evaluate it exactly.
 """
 
 from __future__ import annotations
@@ -22,14 +26,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flink_agents_ltm.api.metadata_filters import (
+from flink_agents_ltm.api.filters import (
+    ORDERINGS,
     AllOf,
     AnyOf,
     Condition,
     MetadataFilter,
     Operator,
     conjuncts,
+    to_mem0,
 )
+from flink_agents_ltm.integrations.vector_stores.mem0_adapter import PROVIDER as OUR_STORES
 
 _PLAIN_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 Translate = Callable[[MetadataFilter], dict[str, Any] | None]
@@ -62,8 +69,11 @@ def _qdrant(reserved: frozenset[str]) -> Translate:
             return {"OR" if isinstance(part, AnyOf) else "AND": parts}
         if not isinstance(part, Condition) or not _plain(part, reserved):
             return None
-        if part.op in {Operator.GT, Operator.GTE, Operator.LT, Operator.LTE}:
-            return {part.field: {part.op.value: part.value}}  # numbers only (Range)
+        if part.op in ORDERINGS:
+            # a number is a Range; a string would be a DatetimeRange (or an error), which
+            # does not order as text
+            return None if isinstance(part.value, str) else {part.field: {part.op.value:
+                                                                          part.value}}
         return _equality(part, booleans=True, lists=True)
 
     return translate
@@ -119,6 +129,8 @@ def native_filter(provider: str, filter_: MetadataFilter | None, *, search: bool
     (else a ``list``)."""
     if filter_ is None:
         return NativeFilter(None, True)
+    if provider == OUR_STORES:  # Mem0 on a store of ours (mem0_adapter): it evaluates all
+        return NativeFilter(to_mem0(filter_), True)
     parts = conjuncts(filter_)
     if provider == "faiss" and search:
         return NativeFilter(None, False)  # it would filter only 2 * top_k neighbours

@@ -42,7 +42,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flink_agents_ltm.api.metadata_filters import MetadataFilter, field_names, matches
+from flink_agents_ltm.api.filters import MetadataFilter, field_names, matches
 from flink_agents_ltm.api.resources import ResourceLookup
 from flink_agents_ltm.api.vector_stores import (
     CollectionInfo,

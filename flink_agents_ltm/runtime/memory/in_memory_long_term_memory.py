@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flink_agents_ltm.api.configuration import Configuration
-from flink_agents_ltm.api.memory.filters import matches
+from flink_agents_ltm.api.filters import MetadataFilter, matches
 from flink_agents_ltm.api.memory.long_term_memory import (
     BaseLongTermMemory,
     LongTermMemoryOptions,
@@ -74,7 +74,7 @@ class InMemoryLongTermMemory(BaseLongTermMemory):
         return [item.id for item in items]
 
     def _get(self, scope: MemoryScope, ids: Sequence[str] | None,
-             filters: Mapping[str, Any] | None, limit: int) -> list[MemorySetItem]:
+             filters: MetadataFilter | None, limit: int) -> list[MemorySetItem]:
         with self._lock:
             rows = dict(self._rows(scope))
         if ids is not None:
@@ -84,7 +84,7 @@ class InMemoryLongTermMemory(BaseLongTermMemory):
         return found[:limit]
 
     def _search(self, scope: MemoryScope, query: str, limit: int,
-                filters: Mapping[str, Any] | None,
+                filters: MetadataFilter | None,
                 options: Mapping[str, Any]) -> list[MemorySetItem]:
         wanted = Counter(_WORD.findall(query.lower()))
         with self._lock:

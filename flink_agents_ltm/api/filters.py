@@ -1,31 +1,45 @@
-"""Metadata filters: Mem0's filter language, validated once and evaluated in Python.
+"""The filter language of the whole project: Mem0's, with one meaning on every store.
 
-One language for the whole project, the one Mem0 documents for ``search``::
+Long-term memory (``MemorySet.get``/``search``) and vector stores
+(``BaseVectorStore.query``/``get``/``delete``) take the same filters, the ones
+Mem0 documents for ``search``::
 
     {"topic": "billing"}                                # equality
-    {"tags": ["a", "b"]}                                # shorthand for "in"
+    {"topic": ["billing", "refunds"]}                   # shorthand for "in" (as in Mem0)
     {"year": {"gte": 2020, "lt": 2025}}                 # operators, all must hold
-    {"title": "*"}                                      # the field is present
+    {"day": {"gte": "2024-01-01"}}                      # strings order as text (ISO dates)
+    {"title": "*"}                                      # the field has a value
     {"OR": [{"topic": "billing"}, {"NOT": [{"year": {"lt": 2020}}]}]}
 
 Operators: ``eq ne in nin gt gte lt lte contains icontains``; logic: ``AND``,
-``OR``, ``NOT`` (a list of filters: all, any, none of them hold), nested at any
-depth. Several keys in one dict must all hold.
+``OR``, ``NOT``, each over a non-empty list of filters (all, any, none of them
+hold), nested at any depth. Several keys in one dict must all hold.
 
 :func:`parse_filter` turns such a dict into a frozen tree and refuses anything
-else with an error that names where the problem is (``filters['OR'][1]['year']``).
-:func:`matches` is the reference semantics every vector store must agree with:
+else with an error that names where the problem is
+(``filters['OR'][1]['year']['gte']``). :func:`matches` is the reference
+semantics every store is held to:
 
 - values compare by kind: strings with strings, numbers (int and float) with
   numbers, booleans with booleans; ``1`` equals ``1.0`` but never ``True``;
 - a field that is missing, ``None``, a list or a dict matches no comparison;
-  ``ne`` and ``nin`` are the negations of ``eq`` and ``in``, so they do match it;
-- ``gt``/``gte``/``lt``/``lte`` compare numbers only; ``contains`` is a
-  case-sensitive substring test on strings, ``icontains`` the same after
-  case-folding both sides; ``"*"`` matches a present, non-``None`` field.
+  ``ne`` and ``nin`` are the negations of ``eq`` and ``in``, so they match it;
+- ``gt``/``gte``/``lt``/``lte`` order numbers with numbers and strings with
+  strings (as text, so ISO dates order in time); anything else does not match;
+- ``contains`` is a case-sensitive substring test on strings, ``icontains`` the
+  same after case-folding both sides;
+- ``"*"`` matches a field that is present with a value that is not ``None``.
 
-Long-term memory and vector stores share this module; stores translate what
-they can do natively and evaluate the rest with :func:`matches`.
+``None`` is not an operand (``{"f": "*"}`` and ``{"NOT": [{"f": "*"}]}`` say
+"has a value" and "has none"), and NUL characters and lone surrogates are
+refused in field names and strings, as everywhere else. Scope fields
+(``user_id``, ``agent_id``, ``run_id``) are ordinary fields here: long-term
+memory refuses them in a step of its own, while Mem0 filters its scope through
+our vector stores with them.
+
+Stores translate what they evaluate faithfully and leave the rest to
+:func:`matches`: never a string ordering, which Mem0's stores read as numbers or
+dates.
 """
 
 from __future__ import annotations
@@ -36,7 +50,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeAlias
 
+from flink_agents_ltm.api.text import check_text
+
 __all__ = [
+    "ORDERINGS",
     "AllOf",
     "AnyOf",
     "Condition",
@@ -72,7 +89,7 @@ class Operator(StrEnum):
     EXISTS = "*"
 
 
-_COMPARISONS = frozenset({Operator.GT, Operator.GTE, Operator.LT, Operator.LTE})
+ORDERINGS = frozenset({Operator.GT, Operator.GTE, Operator.LT, Operator.LTE})
 _LISTS = frozenset({Operator.IN, Operator.NIN})
 _TEXT = frozenset({Operator.CONTAINS, Operator.ICONTAINS})
 _WRITTEN_OPERATORS = ", ".join(op.value for op in Operator if op is not Operator.EXISTS)
@@ -108,6 +125,9 @@ class NoneOf:
 MetadataFilter: TypeAlias = Condition | AllOf | AnyOf | NoneOf
 
 
+# ------------------------------------------------------------------ parsing
+
+
 def parse_filter(filters: Mapping[str, Any] | MetadataFilter | None) -> MetadataFilter | None:
     """The validated tree of ``filters``; ``None`` or ``{}`` mean "no filter".
     An already parsed tree is returned as it is."""
@@ -120,12 +140,13 @@ def parse_filter(filters: Mapping[str, Any] | MetadataFilter | None) -> Metadata
     return _parse_mapping(filters, "filters")
 
 
-def _parse_mapping(filters: Mapping[str, Any], where: str) -> MetadataFilter:
+def _parse_mapping(filters: Mapping[Any, Any], where: str) -> MetadataFilter:
     parts: list[MetadataFilter] = []
     for key, value in filters.items():
-        at = f"{where}[{key!r}]"
         if not isinstance(key, str) or not key:
             raise FilterError(f"{where}: field names are non-empty strings, got {key!r}")
+        _text(key, f"{where}: field name {key!r}")
+        at = f"{where}[{key!r}]"
         if key in _LOGIC:
             parts.append(_parse_logic(key, value, at))
         elif key.startswith("$") or key.upper() in _LOGIC:
@@ -139,7 +160,8 @@ def _parse_mapping(filters: Mapping[str, Any], where: str) -> MetadataFilter:
 
 def _parse_logic(key: str, value: Any, where: str) -> MetadataFilter:
     if isinstance(value, Mapping):
-        value = [value]
+        raise FilterError(f"{where}: '{key}' takes a non-empty list of filters, got a dict; "
+                          f"write {{'{key}': [{_shown(value, bare=True)}]}}")
     if not isinstance(value, list | tuple) or not value:
         raise FilterError(f"{where}: '{key}' takes a non-empty list of filters, got "
                           f"{_shown(value)}")
@@ -171,47 +193,67 @@ def _parse_field(field: str, value: Any, where: str) -> list[Condition]:
 
 
 def _condition(field: str, op_name: Any, operand: Any, where: str) -> Condition:
-    try:
-        op = Operator(op_name)
-    except ValueError:
-        op = None
-    if op is None or op is Operator.EXISTS:
+    op = _operator(op_name)
+    if op is None:
         raise FilterError(f"{where}: unknown operator {op_name!r}; supported: "
                           f"{_WRITTEN_OPERATORS}")
     if op in _LISTS:
         if not isinstance(operand, list | tuple) or not operand:
             raise FilterError(f"{where}: '{op}' takes a non-empty list of values, got "
                               f"{_shown(operand)}")
-        return Condition(field, op, tuple(_scalar(v, f"{where}[{i}]")
+        return Condition(field, op, tuple(_scalar(field, v, f"{where}[{i}]")
                                           for i, v in enumerate(operand)))
-    if op in _COMPARISONS:
+    if op in ORDERINGS:
+        if isinstance(operand, str):
+            return Condition(field, op, _text(operand, where))
         if not _is_number(operand) or not math.isfinite(operand):
-            raise FilterError(f"{where}: '{op}' compares numbers, got {_shown(operand)}")
+            raise FilterError(f"{where}: '{op}' orders numbers or strings, got "
+                              f"{_shown(operand)}")
         return Condition(field, op, operand)
     if op in _TEXT:
         if not isinstance(operand, str) or not operand:
             raise FilterError(f"{where}: '{op}' takes a non-empty string, got "
                               f"{_shown(operand)}")
-        return Condition(field, op, operand)
-    return Condition(field, op, _scalar(operand, where))
+        return Condition(field, op, _text(operand, where))
+    return Condition(field, op, _scalar(field, operand, where))
 
 
-def _scalar(value: Any, where: str) -> Scalar:
-    if isinstance(value, str | bool | int) or (isinstance(value, float) and math.isfinite(value)):
+def _operator(name: Any) -> Operator | None:
+    try:
+        op = Operator(name)
+    except ValueError:
+        return None
+    return None if op is Operator.EXISTS else op
+
+
+def _scalar(field: str, value: Any, where: str) -> Scalar:
+    if isinstance(value, str):
+        return _text(value, where)
+    if isinstance(value, bool | int) or (isinstance(value, float) and math.isfinite(value)):
         return value
     if value is None:
-        raise FilterError(f"{where}: None cannot be compared; use {{'NOT': [{{field: '*'}}]}} "
-                          "for a field that is absent")
+        raise FilterError(f"{where}: None is not a value to compare with; write "
+                          f"{{{field!r}: '*'}} for a field that has a value, "
+                          f"{{'NOT': [{{{field!r}: '*'}}]}} for one that has none")
     raise FilterError(f"{where}: expected a string, number or boolean, got {_shown(value)}")
+
+
+def _text(value: str, where: str) -> str:
+    try:
+        check_text(value, where)
+    except ValueError as error:
+        raise FilterError(str(error)) from None
+    return value
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, bare: bool = False) -> str:
     text = repr(value)
-    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
+    text = f"{text[:60]}{'...' if len(text) > 60 else ''}"
+    return text if bare else f"{type(value).__name__} {text}"
 
 
 # ------------------------------------------------------------------ evaluation
@@ -231,43 +273,46 @@ def matches(filter_: MetadataFilter | None, metadata: Mapping[str, Any]) -> bool
 
 
 def _holds(condition: Condition, value: Any) -> bool:
-    op = condition.op
-    if op is Operator.NE:
-        return not _equal(value, condition.value)
-    if op is Operator.NIN:
-        return not any(_equal(value, v) for v in condition.value)  # type: ignore[union-attr]
+    op, operand = condition.op, condition.value
     if op is Operator.EXISTS:
         return value is not None
     if op is Operator.EQ:
-        return _equal(value, condition.value)
-    if op is Operator.IN:
-        return any(_equal(value, v) for v in condition.value)  # type: ignore[union-attr]
+        return _equal(value, operand)
+    if op is Operator.NE:
+        return not _equal(value, operand)
+    if op in _LISTS:
+        assert isinstance(operand, tuple)
+        found = any(_equal(value, v) for v in operand)
+        return found if op is Operator.IN else not found
     if op in _TEXT:
+        assert isinstance(operand, str)
         if not isinstance(value, str):
             return False
-        needle = condition.value
-        assert isinstance(needle, str)
         if op is Operator.ICONTAINS:
-            return needle.casefold() in value.casefold()
-        return needle in value
-    if not isinstance(value, int | float) or isinstance(value, bool):
+            return operand.casefold() in value.casefold()
+        return operand in value
+    return _ordered(op, value, operand)
+
+
+def _ordered(op: Operator, value: Any, bound: Any) -> bool:
+    """Numbers with numbers, strings with strings; any other pair does not match."""
+    if not ((_is_number(value) and _is_number(bound))
+            or (isinstance(value, str) and isinstance(bound, str))):
         return False
-    bound = condition.value
-    assert isinstance(bound, int | float)
     if op is Operator.GT:
-        return value > bound
+        return bool(value > bound)
     if op is Operator.GTE:
-        return value >= bound
+        return bool(value >= bound)
     if op is Operator.LT:
-        return value < bound
-    return value <= bound
+        return bool(value < bound)
+    return bool(value <= bound)
 
 
 def _equal(value: Any, expected: Any) -> bool:
     if isinstance(expected, bool) or isinstance(value, bool):
         return isinstance(value, bool) and isinstance(expected, bool) and value == expected
     if _is_number(expected):
-        return _is_number(value) and value == expected
+        return _is_number(value) and bool(value == expected)
     return isinstance(value, str) and value == expected
 
 
@@ -300,4 +345,8 @@ def field_names(filter_: MetadataFilter | None) -> set[str]:
         return set()
     if isinstance(filter_, Condition):
         return {filter_.field}
-    return set().union(*(field_names(part) for part in filter_.parts))
+    names: set[str] = set()
+    for part in filter_.parts:
+        names |= field_names(part)
+    return names
+
