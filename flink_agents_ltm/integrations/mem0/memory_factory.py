@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from flink_agents_ltm.api.redaction import redact, redact_text
-from flink_agents_ltm.integrations.mem0 import pgvector_store
+from flink_agents_ltm.integrations.mem0 import pgvector_connection, pgvector_store
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
 from flink_agents_ltm.integrations.mem0.history import without_history
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
@@ -68,6 +68,10 @@ class StoreSpec:
     embedder: Any = "minilm"
     llm: Any = None
     base_dir: Path | None = None
+
+    def __repr__(self) -> str:  # the vector store config holds the password
+        return (f"StoreSpec(job_id={self.job_id!r}, vector_store={redact(self.vector_store)!r}, "
+                f"embedder={self.embedder!r}, llm={self.llm!r}, base_dir={self.base_dir!r})")
 
     def job_dir(self) -> Path:
         return (self.base_dir or default_home()) / _folder_name(self.job_id)
@@ -166,11 +170,18 @@ def _build(spec: StoreSpec) -> Memory:
     store = spec.resolved_vector_store()
     job_dir = spec.job_dir()
     private_dirs(job_dir)
+    connection = None
+    if store["provider"] == "pgvector":  # escaped credentials and timeouts: pgvector_connection
+        connection = pgvector_connection.PgvectorConnection.from_config(store["config"])
     try:  # no history database on disk: see history.py
-        config = MemoryConfig(vector_store=store, history_db_path=":memory:")
+        config = MemoryConfig(vector_store=_without_our_keys(store), history_db_path=":memory:")
+        if connection is not None:
+            config = MemoryConfig(vector_store={**store, "config": connection.mem0_config(
+                store["config"])}, history_db_path=":memory:")
     except ValidationError as error:
-        raise ValueError(f"invalid vector store configuration {redact(store)!r}: "
-                         f"{redact_text(str(error))}") from None
+        raise ValueError(f"invalid vector store configuration (provider "
+                         f"'{store['provider']}', keys {sorted(store['config'])}): "
+                         f"{_validation_errors(error)}") from None
     embedder = spec.embedder if isinstance(spec.embedder, str) else "minilm"
     config.embedder = EmbedderConfig.model_construct(
         provider=f"flink_agents_{embedder}", config={"embedding_dims": spec.dimensions()})
@@ -187,13 +198,15 @@ def _build(spec: StoreSpec) -> Memory:
             ) from None
         raise
     except Exception as error:
-        if store["provider"] == "pgvector" and type(error).__name__ == "OperationalError":
-            where = store["config"]
-            target = ("its connection_string" if where.get("connection_string") else
-                      f"{where.get('host')}:{where.get('port')}/{where.get('dbname', 'postgres')}")
-            raise ConnectionError(f"cannot connect to the pgvector store at {target}: "
+        if connection is not None and type(error).__name__ == "OperationalError":
+            timeout = connection.explain(error)
+            if timeout is not None:
+                raise timeout from None
+            raise ConnectionError(f"cannot connect to the pgvector store at {connection.target}: "
                                   f"{redact_text(str(error).strip())}") from None
         raise
+    if connection is not None:
+        connection.name_timeouts(memory.vector_store)
     without_history(memory)
     if not isinstance(spec.embedder, str):
         memory.embedding_model = spec.embedder
@@ -205,6 +218,20 @@ def _build(spec: StoreSpec) -> Memory:
     log.info("opened Mem0 for job '%s' on %s in %.1f s", spec.job_id,
              store["provider"], time.monotonic() - started)
     return memory
+
+
+def _without_our_keys(store: dict[str, Any]) -> dict[str, Any]:
+    if store["provider"] != "pgvector":
+        return store
+    return {**store, "config": {key: value for key, value in store["config"].items()
+                                if key not in pgvector_connection.TIMEOUT_KEYS}}
+
+
+def _validation_errors(error: ValidationError) -> str:
+    """Pydantic's complaints without the input it echoes (the config holds the password)."""
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                     for e in error.errors(include_url=False, include_input=False,
+                                           include_context=False))
 
 
 def _check_collection_dimensions(memory: Memory, store: Mapping[str, Any], dims: int) -> None:
