@@ -182,7 +182,8 @@ def _build(spec: StoreSpec) -> Memory:
         raise ValueError(f"invalid vector store configuration (provider "
                          f"'{store['provider']}', keys {sorted(store['config'])}): "
                          f"{_validation_errors(error)}") from None
-    embedder = spec.embedder if isinstance(spec.embedder, str) else "minilm"
+    # A model object replaces Mem0's own below: build the cheap one meanwhile, not MiniLM.
+    embedder = spec.embedder if isinstance(spec.embedder, str) else "hashing"
     config.embedder = EmbedderConfig.model_construct(
         provider=f"flink_agents_{embedder}", config={"embedding_dims": spec.dimensions()})
     config.llm = LlmConfig.model_construct(provider="flink_agents_none", config={"model": "none"})
