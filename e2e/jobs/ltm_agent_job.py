@@ -4,8 +4,9 @@
     scripts/flink-cluster run -py e2e/jobs/ltm_agent_job.py -pyfs e2e/jobs -- \\
         --job-id my-job --keys 8 --notes 4 [--vector-store-file store.json] [--base-dir DIR]
 
-The vector store comes from a file (or ``--vector-store-env VAR``), never from argv: Flink's
-client logs its program arguments, and ``ps`` shows them to every user.
+The vector store comes from a file, never from argv (``ps`` shows it to every user, and
+Flink's client logs the Python driver's command line) nor from an environment variable
+(Flink's client logs the Python driver's whole environment).
 
 Prints one ``RESULT {json}`` line per input (key, n, id, the key's notes as read back,
 the PID of the Python worker that ran the action).
@@ -31,16 +32,14 @@ from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions  
 
 
 def vector_store_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict | None:
-    if args.vector_store_file:
-        source, text = args.vector_store_file, open(args.vector_store_file).read()
-    elif args.vector_store_env:
-        source, text = f"${args.vector_store_env}", os.environ.get(args.vector_store_env, "")
-    else:
+    if not args.vector_store_file:
         return None
+    with open(args.vector_store_file) as file:
+        text = file.read()
     try:
         return json.loads(text)
     except ValueError as error:  # the text holds the password: say where, not what
-        parser.error(f"{source} is not valid JSON ({error})")
+        parser.error(f"{args.vector_store_file} is not valid JSON ({error})")
     return None
 
 
@@ -52,12 +51,9 @@ def main() -> None:
     parser.add_argument("--hold-ms", type=int, default=100)
     parser.add_argument("--mode", default="process", choices=["process", "thread"])
     parser.add_argument("--parallelism", type=int, default=2)
-    store = parser.add_mutually_exclusive_group()
-    store.add_argument("--vector-store-file", metavar="FILE",
-                       help="JSON file holding LongTermMemoryOptions.VECTOR_STORE")
-    store.add_argument("--vector-store-env", metavar="VAR",
-                       help="environment variable holding LongTermMemoryOptions.VECTOR_STORE "
-                            "as JSON")
+    parser.add_argument("--vector-store-file", metavar="FILE",
+                        help="JSON file holding LongTermMemoryOptions.VECTOR_STORE (keep it "
+                             "0600: `scripts/pgvector-server status --output FILE`)")
     parser.add_argument("--base-dir", help="LongTermMemoryOptions.BASE_DIR")
     parser.add_argument("--rendezvous", help="a folder where the first actions of two Python "
                         "workers wait for each other, so both hold their store at once")
