@@ -65,8 +65,8 @@ def test_a_wrong_password_reaches_no_exception_log_file_or_command_line(
     job = threading.Thread(target=run)
     job.start()
     wait_for(signals / "running")
-    command_lines = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True,
-                                   check=True).stdout
+    command_lines = subprocess.run(["ps", "-e", "-ww", "-o", "args"], capture_output=True,
+                                   text=True, check=True).stdout
     (signals / "go").touch()
     job.join(300)
 
