@@ -1,7 +1,8 @@
 """``flink-agents-ltm``: operations on a job's long-term memory from a shell.
 
     flink-agents-ltm erase-key --job-id JOB --key KEY [--key KEY2 ...]
-                               [--config FILE | --config-env VAR] [--embedding-dims N] [--json]
+                               [--config FILE | --config-env VAR] [--vector-store-file FILE]
+                               [--embedding-dims N] [--json]
 
 ``erase-key`` erases everything a job remembers of a key, every memory set of it, text
 included (a right-to-be-forgotten request). It builds the job's long-term memory the way
@@ -38,7 +39,7 @@ from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
-from flink_agents_ltm.api.redaction import redact, redact_text
+from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.mem0.environment import default_home
 
 PROGRAM = "flink-agents-ltm"
@@ -71,17 +72,7 @@ def read_config(path: str | None, variable: str | None) -> tuple[dict[str, Any],
     :data:`CONFIG_VARIABLE`); returns it with a description of where it came from."""
     if path is not None:
         file = Path(path).expanduser()
-        try:
-            text = file.read_text()
-        except OSError as error:
-            raise UsageError(f"cannot read the configuration file {file}: "
-                             f"{error.strerror}") from None
-        config = _parse(text, str(file))
-        mode = stat.S_IMODE(file.stat().st_mode)
-        if mode & 0o077 and redact(config) != config:
-            print(f"{PROGRAM}: warning: {file} holds a secret and other users may read it "
-                  f"(mode {mode:04o}); chmod 600 it", file=sys.stderr)
-        return config, str(file)
+        return _parse(_read(file), str(file)), str(file)
     name = variable or CONFIG_VARIABLE
     text = os.environ.get(name, "")
     if not text.strip():
@@ -91,7 +82,21 @@ def read_config(path: str | None, variable: str | None) -> tuple[dict[str, Any],
     return _parse(text, f"${name}"), f"${name}"
 
 
-def _parse(text: str, source: str) -> dict[str, Any]:
+def _read(file: Path) -> str:
+    """The text of a file that may hold a secret; warns when other users may read it."""
+    try:
+        text = file.expanduser().read_text()
+        mode = stat.S_IMODE(file.expanduser().stat().st_mode)
+    except OSError as error:
+        raise UsageError(f"cannot read {file}: {error.strerror}") from None
+    if mode & 0o077 and redact_text(text) != text:
+        print(f"{PROGRAM}: warning: {file} holds a secret and other users may read it "
+              f"(mode {mode:04o}); chmod 600 it", file=sys.stderr)
+    return text
+
+
+def _parse(text: str, source: str, expected: str = "a mapping of option keys (e.g. "
+           f"'{LongTermMemoryOptions.VECTOR_STORE.key}') to values") -> dict[str, Any]:
     try:
         config = yaml.safe_load(text)  # YAML is a superset of JSON
     except yaml.YAMLError as error:
@@ -102,8 +107,7 @@ def _parse(text: str, source: str) -> dict[str, Any]:
     if config is None:
         return {}
     if not isinstance(config, dict) or not all(isinstance(k, str) for k in config):
-        raise UsageError(f"{source} must be a mapping of option keys (e.g. "
-                         f"'{LongTermMemoryOptions.VECTOR_STORE.key}') to values")
+        raise UsageError(f"{source} must be {expected}")
     return config
 
 
@@ -158,6 +162,11 @@ def erase_key(args: argparse.Namespace) -> int:
     from flink_agents_ltm.runtime.memory.factories import DEFAULT, build_long_term_memory
 
     values, source = read_config(args.config, args.config_env)
+    if args.vector_store_file is not None:
+        values[LongTermMemoryOptions.VECTOR_STORE.key] = _parse(
+            _read(Path(args.vector_store_file)), args.vector_store_file,
+            'a vector store ({"provider": ..., "config": {...}})')
+        source += f" and {args.vector_store_file}"
     config, resources = memory_options(values, args.embedding_dims)
     factory = args.factory or config.get(AgentsOptions.LONG_TERM_MEMORY_FACTORY) or DEFAULT
     where = describe_store(config, args.job_id)
@@ -179,8 +188,20 @@ def erase_key(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Options are never abbreviated (``--vector-store`` must not pass for
+    ``--vector-store-file`` and name a file after a JSON text), and usage errors mask
+    secrets (they echo the arguments they refuse)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, allow_abbrev=False, **kwargs)
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(redact_text(message))
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog=PROGRAM, description="Operations on the long-term memory of flink-agents-ltm jobs.",
         epilog=f"Configuration: a YAML or JSON mapping of option keys, e.g.\n"
                f"  {LongTermMemoryOptions.VECTOR_STORE.key}:\n"
@@ -207,6 +228,10 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--config-env", metavar="VAR",
                         help=f"environment variable holding that text (default: "
                              f"{CONFIG_VARIABLE}, if set)")
+    erase.add_argument("--vector-store-file", metavar="FILE",
+                       help=f"JSON file holding the '{LongTermMemoryOptions.VECTOR_STORE.key}' "
+                            "value alone, as `scripts/pgvector-server status --output FILE` "
+                            "writes it (overrides the configuration's)")
     erase.add_argument("--factory", help="long-term memory factory (default: the "
                        f"configuration's '{AgentsOptions.LONG_TERM_MEMORY_FACTORY.key}', "
                        "else mem0)")

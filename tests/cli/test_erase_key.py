@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import stat
 import subprocess
 import sys
 import uuid
@@ -18,6 +19,7 @@ import yaml
 
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from tests.pgvector.server import run_script
 
 CLI = str(Path(sys.executable).parent / "flink-agents-ltm")
 VECTOR_STORE = "long-term-memory.vector-store"
@@ -124,6 +126,28 @@ def test_erase_key_on_pgvector_takes_its_config_from_the_environment_and_spares_
         assert cur.fetchone() == (0,)
 
 
+def test_the_store_file_that_pgvector_server_writes_is_what_erase_key_takes(
+        pgvector_session, tmp_path):
+    store_file = tmp_path / "store.json"
+    run_script("pgvector-server", "status", "--dir", str(pgvector_session[1]),
+               "--output", str(store_file))
+    store = json.loads(store_file.read_text())
+    job = f"cli-file-{uuid.uuid4().hex[:8]}"
+    spec = StoreSpec(job, vector_store=store, embedder="hashing", base_dir=tmp_path)
+    remember(job, spec, {("7", "notes"): ["one", "two"], ("8", "notes"): ["stays"]})
+
+    erased = run_cli("erase-key", "--job-id", job, "--key", "7", "--vector-store-file",
+                     str(store_file))
+
+    assert stat.S_IMODE(store_file.stat().st_mode) == 0o600
+    assert erased.returncode == 0, erased.stderr
+    assert erased.stdout == (f"erased 2 items of key '7' of job '{job}' from the pgvector "
+                             f"store at 127.0.0.1:{store['config']['port']}\n")
+    assert "warning" not in erased.stderr
+    assert values_of(job, spec, "7", "notes") == []
+    assert values_of(job, spec, "8", "notes") == ["stays"]
+
+
 def test_a_wrong_password_fails_with_exit_1_naming_the_server_and_never_the_password(
         pgvector_session, tmp_path):
     store = copy.deepcopy(pgvector_session[0])
@@ -194,7 +218,8 @@ def test_a_job_with_its_own_embedding_model_is_erased_given_its_vector_size(tmp_
 
 def test_secrets_are_refused_on_the_command_line_and_files_others_may_read_are_flagged(
         tmp_path):
-    by_argv = run_cli("erase-key", "--job-id", "j", "--key", "7", "--vector-store", "{}")
+    by_argv = run_cli("erase-key", "--job-id", "j", "--key", "7", "--vector-store", json.dumps(
+        {"provider": "pgvector", "config": {"password": "hunter2"}}))
     shared = tmp_path / "ltm.json"
     shared.write_text(json.dumps({VECTOR_STORE: {"provider": "pgvector", "config": {
         "host": "127.0.0.1", "port": 1, "user": "u", "password": "hunter2",
@@ -204,6 +229,7 @@ def test_secrets_are_refused_on_the_command_line_and_files_others_may_read_are_f
     unset = run_cli("erase-key", "--job-id", "j", "--key", "7", "--config-env", "NO_SUCH_VAR")
 
     assert by_argv.returncode == 2 and "unrecognized arguments: --vector-store" in by_argv.stderr
+    assert "hunter2" not in by_argv.stderr
     assert f"warning: {shared} holds a secret and other users may read it (mode 0644)" in \
         flagged.stderr
     assert flagged.returncode == 1 and "hunter2" not in flagged.stderr
@@ -216,5 +242,6 @@ def test_every_command_explains_itself_with_help():
     erase = run_cli("erase-key", "--help")
     assert top.returncode == 0 and "erase-key" in top.stdout
     assert erase.returncode == 0
-    for option in ("--job-id", "--key", "--config", "--config-env", "--embedding-dims"):
+    for option in ("--job-id", "--key", "--config", "--config-env", "--vector-store-file",
+                   "--embedding-dims"):
         assert option in erase.stdout
