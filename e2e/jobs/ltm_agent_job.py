@@ -44,7 +44,7 @@ def vector_store_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)  # --vector-store is no file name
     parser.add_argument("--job-id", required=True)
     parser.add_argument("--keys", type=int, default=8)
     parser.add_argument("--notes", type=int, default=4)
