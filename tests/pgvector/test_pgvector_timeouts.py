@@ -195,6 +195,9 @@ def test_a_password_full_of_url_characters_logs_in(pgvector_store):
         cur.execute(f'CREATE ROLE "{role}" LOGIN PASSWORD %s', (password,))
         cur.execute(f'GRANT ALL ON SCHEMA public TO "{role}"')
     store = {"provider": "pgvector", "config": {**cfg, "user": role, "password": password}}
+    with pytest.raises(psycopg2.Error):  # the URL Mem0 would build: '@' ends the password
+        psycopg2.connect(f"postgresql://{role}:{password}@{cfg['host']}:{cfg['port']}/"
+                         f"{cfg['dbname']}", connect_timeout=3).close()
     try:
         memory, release = acquire_memory(StoreSpec("url-chars", vector_store=store,
                                                    embedder="hashing"))
