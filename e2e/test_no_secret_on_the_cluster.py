@@ -1,9 +1,12 @@
 """A job on the standalone cluster whose vector store password is wrong (a unique marker):
 the store travels in a 0600 file, so the marker reaches no command line while the client
 runs and no file of the cluster (client, JobManager and TaskManager logs, its tmp folder)
-or of the job's memory folder; the failure names the server, not the password."""
+or of the job's memory folder; the failure names the server, not the password. Flink's
+client does log the driver's command line and environment (masking only variables named
+like secrets): neither may carry one."""
 
 import json
+import os
 import subprocess
 import time
 import uuid
@@ -29,6 +32,8 @@ def test_a_wrong_password_in_a_store_file_reaches_no_command_line_and_no_cluster
     marker = f"wrong-password-{uuid.uuid4().hex}"
     store = json.loads(json.dumps(cluster.vector_store))
     store["config"]["password"] = marker
+    environment_marker = f"environment-{uuid.uuid4().hex}"
+    masked_marker = f"masked-{uuid.uuid4().hex}"
     store_file = tmp_path / "store.json"
     store_file.touch(mode=0o600)
     store_file.write_text(json.dumps(store))
@@ -37,7 +42,9 @@ def test_a_wrong_password_in_a_store_file_reaches_no_command_line_and_no_cluster
          "-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", "e2e-secret", "--keys", "2",
          "--notes", "1", "--mode", "process", "--parallelism", "1",
          "--vector-store-file", str(store_file), "--base-dir", str(scratch)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "LTM_TEST_STORE": environment_marker,
+             "LTM_TEST_PASSWORD": masked_marker})
     command_lines: set[str] = set()
     deadline = time.monotonic() + 300
     while client.poll() is None and time.monotonic() < deadline:  # sample while it runs
@@ -57,5 +64,11 @@ def test_a_wrong_password_in_a_store_file_reaches_no_command_line_and_no_cluster
     assert not [line for line in command_lines if marker in line]
     logs = cluster.folder / "log"
     assert files_mentioning(logs, "password authentication failed")  # the failure is logged
+    # Why the store must come from a file: Flink's client logs the Python driver's command
+    # line and its environment, masking only variables whose name says secret.
+    [client_log] = logs.glob("flink-*-client-*.log")
+    assert f"--vector-store-file {store_file}" in client_log.read_text()
+    assert environment_marker in client_log.read_text()
+    assert masked_marker not in client_log.read_text()
     assert files_mentioning(cluster.folder, marker) == []
     assert files_mentioning(scratch, marker) == []
