@@ -86,20 +86,19 @@ def measure(spec: StoreSpec, ops: int, batch: int) -> dict[tuple[str, int], floa
         for side in sides.values():
             side([f"warm up {warm_up}"])
     try:
-        for n in range(ops):
-            if n % ADDS_PER_ACTION == 0:
-                ltm.end_action(f"customer-1#{action[0]}@0", True)
-                memory_set = bound()
-            for size in (1, batch):
+        for size in (1, batch):  # one size after the other: a batch must not slow the next add
+            for n in range(ops):
+                if n % ADDS_PER_ACTION == 0:
+                    ltm.end_action(f"customer-1#{action[0]}@0", True)
+                    memory_set = bound()
                 texts = [f"customer note {n}.{i} about the {TOPICS[(n + i) % len(TOPICS)]}"
                          for i in range(size)]
-                order = ("mem0", "ours") if n % 2 else ("ours", "mem0")
-                for side in order:
+                for side in (("mem0", "ours") if n % 2 else ("ours", "mem0")):
                     started = time.perf_counter()
                     sides[side](texts)
                     timings[(side, size)].append((time.perf_counter() - started) / size)
-            if (n + 1) % 50 == 0:
-                print(f"    {n + 1}/{ops}", flush=True)
+                if (n + 1) % 50 == 0:
+                    print(f"    {size} item(s) per add: {n + 1}/{ops}", flush=True)
     finally:
         ltm.close()
         release()
