@@ -32,10 +32,11 @@ test-python: $(STAMP)
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
 
-bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Python, async throughput)
+bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Python, async throughput, idempotent adds)
 	$(PY) -m bench.ltm_overhead
 	$(PY) -m bench.java_bridge_overhead
 	$(PY) -m bench.durable_async_throughput
+	$(PY) -m bench.idempotent_add
 
 lint: $(STAMP)  ## ruff, and the import contracts of the layers (lint-imports)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench
