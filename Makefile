@@ -72,6 +72,7 @@ bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients a
 	$(PY) -m bench.scoped_search
 	$(PY) -m bench.coalesced_embedding
 	$(PY) -m bench.footprint
+	$(PY) -m bench.idempotent_add
 
 lint: $(STAMP)  ## ruff, and the import contracts of the layers (lint-imports)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench

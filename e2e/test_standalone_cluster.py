@@ -45,9 +45,12 @@ def test_two_python_workers_share_pgvector_and_every_key_reads_only_its_own_note
         cluster, scratch):
     store = json.loads(json.dumps(cluster.vector_store))
     store["config"]["collection_name"] = f"e2e_{uuid.uuid4().hex[:10]}"
+    store_file = scratch / "store.json"  # the password stays out of argv and Flink's log
+    store_file.touch(mode=0o600)
+    store_file.write_text(json.dumps(store))
     client = cluster.run("-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", "e2e-shared",
                          "--keys", str(KEYS), "--notes", str(NOTES), "--mode", "process",
-                         "--parallelism", "2", "--vector-store", json.dumps(store),
+                         "--parallelism", "2", "--vector-store-file", str(store_file),
                          "--base-dir", str(scratch))
     assert client.returncode == 0, client.stdout[-3000:] + client.stderr[-3000:]
     assert "EmbeddedStoreInUseError" not in client.stdout + client.stderr

@@ -1,7 +1,12 @@
 """An agent job for the standalone cluster: keys' notes in long-term memory.
 
+    scripts/pgvector-server status --output store.json      # 0600, password inside
     scripts/flink-cluster run -py e2e/jobs/ltm_agent_job.py -pyfs e2e/jobs -- \\
-        --job-id my-job --keys 8 --notes 4 [--vector-store '<json>'] [--base-dir DIR]
+        --job-id my-job --keys 8 --notes 4 [--vector-store-file store.json] [--base-dir DIR]
+
+The vector store comes from a file, never from argv (``ps`` shows it to every user, and
+Flink's client logs the Python driver's command line) nor from an environment variable
+(Flink's client logs the Python driver's whole environment).
 
 Prints one ``RESULT {json}`` line per input (key, n, id, the key's notes as read back,
 the PID of the Python worker that ran the action).
@@ -26,15 +31,29 @@ from flink_agents_ltm.api.execution_environment import (  # noqa: E402
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions  # noqa: E402
 
 
+def vector_store_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict | None:
+    if not args.vector_store_file:
+        return None
+    with open(args.vector_store_file) as file:
+        text = file.read()
+    try:
+        return json.loads(text)
+    except ValueError as error:  # the text holds the password: say where, not what
+        parser.error(f"{args.vector_store_file} is not valid JSON ({error})")
+    return None
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False)  # --vector-store is no file name
     parser.add_argument("--job-id", required=True)
     parser.add_argument("--keys", type=int, default=8)
     parser.add_argument("--notes", type=int, default=4)
     parser.add_argument("--hold-ms", type=int, default=100)
     parser.add_argument("--mode", default="process", choices=["process", "thread"])
     parser.add_argument("--parallelism", type=int, default=2)
-    parser.add_argument("--vector-store", help="LongTermMemoryOptions.VECTOR_STORE as JSON")
+    parser.add_argument("--vector-store-file", metavar="FILE",
+                        help="JSON file holding LongTermMemoryOptions.VECTOR_STORE (keep it "
+                             "0600: `scripts/pgvector-server status --output FILE`)")
     parser.add_argument("--base-dir", help="LongTermMemoryOptions.BASE_DIR")
     parser.add_argument("--rendezvous", help="a folder where the first actions of two Python "
                         "workers wait for each other, so both hold their store at once")
@@ -49,8 +68,9 @@ def main() -> None:
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     agents = agents_env.get_config()
     agents.set(AgentsOptions.JOB_ID, args.job_id)
-    if args.vector_store:
-        agents.set(LongTermMemoryOptions.VECTOR_STORE, json.loads(args.vector_store))
+    vector_store = vector_store_of(args, parser)
+    if vector_store is not None:
+        agents.set(LongTermMemoryOptions.VECTOR_STORE, vector_store)
     if args.base_dir:
         agents.set(LongTermMemoryOptions.BASE_DIR, args.base_dir)
 

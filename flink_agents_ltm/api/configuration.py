@@ -62,9 +62,11 @@ class ConfigOption(Generic[T]):
         if bool not in types and isinstance(value, bool):
             raise TypeError(f"option '{self.key}' expects {self._type_names()}, got bool")
         if not isinstance(value, types):
+            # Only numbers are echoed: a text or a container may hold a password.
+            shown = f": {value!r}" if isinstance(value, int | float) else ""
             raise TypeError(
                 f"option '{self.key}' expects {self._type_names()}, "
-                f"got {type(value).__name__}: {value!r}"
+                f"got {type(value).__name__}{shown}"
             )
         return value
 

@@ -197,7 +197,8 @@ def _from_java(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
         try:
             parsed = json.loads(store)
         except json.JSONDecodeError as error:
-            raise ValueError(f"option '{key}' is not valid JSON ({error}): {store}") from None
+            raise ValueError(f"option '{key}' is not valid JSON ({error}); its text is not "
+                             "shown, it may hold a password") from None
         options = {**options, key: parsed}
     return options
 

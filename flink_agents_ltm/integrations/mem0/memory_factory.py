@@ -25,7 +25,7 @@ from typing import Any
 
 from flink_agents_ltm.api.redaction import redact, redact_text
 from flink_agents_ltm.api.vector_stores import BaseVectorStore
-from flink_agents_ltm.integrations.mem0 import embedded_store, pgvector_store
+from flink_agents_ltm.integrations.mem0 import embedded_store, pgvector_connection, pgvector_store
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
 from flink_agents_ltm.integrations.mem0.history import without_history
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
@@ -74,6 +74,10 @@ class StoreSpec:
     embedder: Any = "minilm"
     llm: Any = None
     base_dir: Path | None = None
+
+    def __repr__(self) -> str:  # the vector store config holds the password
+        return (f"StoreSpec(job_id={self.job_id!r}, vector_store={redact(self.vector_store)!r}, "
+                f"embedder={self.embedder!r}, llm={self.llm!r}, base_dir={self.base_dir!r})")
 
     def job_dir(self) -> Path:
         return (self.base_dir or default_home()) / _folder_name(self.job_id)
@@ -179,20 +183,26 @@ def _build(spec: StoreSpec) -> Memory:
     store = spec.resolved_vector_store()
     job_dir = spec.job_dir()
     private_dirs(job_dir)
-    if store["provider"] == "pgvector":
+    connection = None
+    if store["provider"] == "pgvector":  # escaped credentials and timeouts: pgvector_connection
         pgvector_store.require_driver()
+        connection = pgvector_connection.PgvectorConnection.from_config(store["config"])
     try:  # no history database on disk: see history.py
         if store["provider"] == embedded_store.PROVIDER:
             config = MemoryConfig(history_db_path=":memory:")
             config.vector_store = VectorStoreConfig.model_construct(
                 provider=store["provider"],
                 config=embedded_store.EmbeddedStoreConfig(**store["config"]))
+        elif connection is not None:
+            config = MemoryConfig(vector_store={**store, "config": connection.mem0_config(
+                store["config"])}, history_db_path=":memory:")
         else:
             config = MemoryConfig(vector_store=store, history_db_path=":memory:")
     except ValidationError as error:
-        raise ValueError(f"invalid vector store configuration {redact(store)!r}: "
-                         f"{redact_text(str(error))}") from None
-    # A configured embedding model replaces a placeholder that loads nothing.
+        raise ValueError(f"invalid vector store configuration (provider "
+                         f"'{store['provider']}', keys {sorted(store['config'])}): "
+                         f"{_validation_errors(error)}") from None
+    # A model object replaces Mem0's own below: build the cheap one meanwhile, not MiniLM.
     embedder = spec.embedder if isinstance(spec.embedder, str) else "hashing"
     config.embedder = EmbedderConfig.model_construct(
         provider=f"flink_agents_{embedder}", config={"embedding_dims": spec.dimensions()})
@@ -210,13 +220,15 @@ def _build(spec: StoreSpec) -> Memory:
             ) from None
         raise
     except Exception as error:
-        if store["provider"] == "pgvector" and type(error).__name__ == "OperationalError":
-            where = store["config"]
-            target = ("its connection_string" if where.get("connection_string") else
-                      f"{where.get('host')}:{where.get('port')}/{where.get('dbname', 'postgres')}")
-            raise ConnectionError(f"cannot connect to the pgvector store at {target}: "
+        if connection is not None and type(error).__name__ == "OperationalError":
+            timeout = connection.explain(error)
+            if timeout is not None:
+                raise timeout from None
+            raise ConnectionError(f"cannot connect to the pgvector store at {connection.target}: "
                                   f"{redact_text(str(error).strip())}") from None
         raise
+    if connection is not None:
+        connection.name_timeouts(memory.vector_store)
     without_history(memory)
     if not isinstance(spec.embedder, str):
         memory.embedding_model = spec.embedder
@@ -251,6 +263,13 @@ def _build_on_resource(spec: StoreSpec, store: BaseVectorStore) -> Memory:
     log.info("opened Mem0 for job '%s' on the vector store resource %r in %.1f s",
              spec.job_id, store, time.monotonic() - started)
     return memory
+
+
+def _validation_errors(error: ValidationError) -> str:
+    """Pydantic's complaints without the input it echoes (the config holds the password)."""
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                     for e in error.errors(include_url=False, include_input=False,
+                                           include_context=False))
 
 
 def _check_collection_dimensions(memory: Memory, store: Mapping[str, Any], dims: int) -> None:

@@ -1,0 +1,269 @@
+"""``flink-agents-ltm``: operations on a job's long-term memory from a shell.
+
+    flink-agents-ltm erase-key --job-id JOB --key KEY [--key KEY2 ...]
+                               [--config FILE | --config-env VAR] [--vector-store-file FILE]
+                               [--embedding-dims N] [--json]
+
+``erase-key`` erases everything a job remembers of a key, every memory set of it, text
+included (a right-to-be-forgotten request). It builds the job's long-term memory the way
+its operators do (``agents.long-term-memory.factory``, default Mem0) from the same
+configuration: a YAML or JSON file of option keys, or the same text in an environment
+variable, never from the command line, where every user of the machine can read it
+(``ps``). Messages mask passwords.
+
+The key is the key's text (``str(key)`` of the stream's key: the keys ``7`` and ``"7"``
+share one memory). Erasing needs no model: chat model options are ignored, and a job
+whose embedding model is a declared resource passes its vector size with
+``--embedding-dims`` (the store is checked against it; nothing is embedded and no model
+is loaded).
+
+This module sits above the layers: it uses the runtime's factories, which find the
+integrations by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import stat
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
+from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
+from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.integrations.mem0.environment import default_home
+
+PROGRAM = "flink-agents-ltm"
+CONFIG_VARIABLE = "FLINK_AGENTS_LTM_CONFIG"
+# Options erasure never uses: no model is called.
+_UNUSED_FOR_ERASURE = (LongTermMemoryOptions.CHAT_MODEL_SETUP, LongTermMemoryOptions.INFER)
+_DIMENSIONS_ONLY = "erase-key-embedding-dims"
+DEFAULT_EMBEDDING_DIMS = 384  # the default model's (all-MiniLM-L6-v2)
+
+log = logging.getLogger(__name__)
+
+
+class UsageError(Exception):
+    """Bad arguments or configuration: exit 2, like argparse."""
+
+
+class DimensionsOnly(BaseEmbeddingModelSetup):
+    """Stands in for a job's own embedding model: declares its vector size, embeds nothing."""
+
+    def __init__(self, dimensions: int):
+        self.dimensions = dimensions
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise RuntimeError(f"{PROGRAM} erase-key embeds nothing; this model only declares "
+                           f"its {self.dimensions} dimensions")
+
+
+def read_config(path: str | None, variable: str | None) -> tuple[dict[str, Any], str]:
+    """The option mapping from ``path``, else from the environment ``variable`` (default
+    :data:`CONFIG_VARIABLE`); returns it with a description of where it came from."""
+    if path is not None:
+        file = Path(path).expanduser()
+        return _parse(_read(file), str(file)), str(file)
+    name = variable or CONFIG_VARIABLE
+    text = os.environ.get(name, "")
+    if not text.strip():
+        if variable is not None:
+            raise UsageError(f"the environment variable {name} is unset or empty")
+        return {}, "no configuration (the embedded default)"
+    return _parse(text, f"${name}"), f"${name}"
+
+
+def _read(file: Path) -> str:
+    """The text of a file that may hold a secret; warns when other users may read it."""
+    try:
+        text = file.expanduser().read_text()
+        mode = stat.S_IMODE(file.expanduser().stat().st_mode)
+    except OSError as error:
+        raise UsageError(f"cannot read {file}: {error.strerror}") from None
+    if mode & 0o077 and redact_text(text) != text:
+        print(f"{PROGRAM}: warning: {file} holds a secret and other users may read it "
+              f"(mode {mode:04o}); chmod 600 it", file=sys.stderr)
+    return text
+
+
+def _parse(text: str, source: str, expected: str = "a mapping of option keys (e.g. "
+           f"'{LongTermMemoryOptions.VECTOR_STORE.key}') to values") -> dict[str, Any]:
+    try:
+        config = yaml.safe_load(text)  # YAML is a superset of JSON
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise UsageError(f"{source} is not valid YAML or JSON{where}; its text is not shown, "
+                         "it may hold a password") from None
+    if config is None:
+        return {}
+    if not isinstance(config, dict) or not all(isinstance(k, str) for k in config):
+        raise UsageError(f"{source} must be {expected}")
+    return config
+
+
+def memory_options(values: dict[str, Any], embedding_dims: int | None
+                   ) -> tuple[AgentsConfiguration, Callable[[str, str], Any]]:
+    """The configuration the factory gets, and the resources it may resolve: none but a
+    :class:`DimensionsOnly` embedding model of the job's model size."""
+    try:
+        config = AgentsConfiguration(values)
+    except (KeyError, TypeError, ValueError) as error:
+        raise UsageError(redact_text(str(error.args[0] if error.args else error))) from None
+    kept = {key: value for key, value in config.to_dict().items()
+            if key not in {option.key for option in _UNUSED_FOR_ERASURE}}
+    config = AgentsConfiguration(kept)
+    store = config.get(LongTermMemoryOptions.VECTOR_STORE)
+    if isinstance(store, str):
+        raise UsageError(f"'{LongTermMemoryOptions.VECTOR_STORE.key}' names the declared vector "
+                         f"store '{store}'; {PROGRAM} builds no declared resources: give the "
+                         'store inline ({"provider": ..., "config": {...}})')
+    declared = config.get(LongTermMemoryOptions.EMBEDDING_MODEL_SETUP)
+    if declared is not None and embedding_dims is None:
+        raise UsageError(f"'{LongTermMemoryOptions.EMBEDDING_MODEL_SETUP.key}' names the "
+                         f"declared embedding model '{declared}', which {PROGRAM} cannot build; "
+                         "pass --embedding-dims with its vector size instead")
+    # No model is loaded (the default one takes seconds): a stand-in declares its size.
+    config.set(LongTermMemoryOptions.EMBEDDING_MODEL_SETUP, _DIMENSIONS_ONLY)
+    model = DimensionsOnly(embedding_dims or DEFAULT_EMBEDDING_DIMS)
+
+    def resources(kind: str, name: str) -> Any:
+        if kind == "embedding_model" and name == _DIMENSIONS_ONLY:
+            return model
+        raise UsageError(f"{PROGRAM} builds no declared resources (asked for the {kind} "
+                         f"'{name}')")
+
+    return config, resources
+
+
+def describe_store(config: AgentsConfiguration, job_id: str) -> str:
+    """Where the memory lives, with secrets masked."""
+    store = config.get(LongTermMemoryOptions.VECTOR_STORE)
+    if store is None:
+        base = config.get(LongTermMemoryOptions.BASE_DIR) or default_home()
+        return f"the embedded store of job '{job_id}' under {base}"
+    settings = store.get("config") or {}
+    where = settings.get("host") and f" at {settings['host']}:{settings.get('port', 5432)}"
+    table = settings.get("collection_name")
+    return (f"the {store.get('provider')} store{where or ''}"
+            f"{f', collection {table!r}' if table else ''}")
+
+
+def erase_key(args: argparse.Namespace) -> int:
+    from flink_agents_ltm.runtime.memory.factories import DEFAULT, build_long_term_memory
+
+    values, source = read_config(args.config, args.config_env)
+    if args.vector_store_file is not None:
+        values[LongTermMemoryOptions.VECTOR_STORE.key] = _parse(
+            _read(Path(args.vector_store_file)), args.vector_store_file,
+            'a vector store ({"provider": ..., "config": {...}})')
+        source += f" and {args.vector_store_file}"
+    config, resources = memory_options(values, args.embedding_dims)
+    factory = args.factory or config.get(AgentsOptions.LONG_TERM_MEMORY_FACTORY) or DEFAULT
+    where = describe_store(config, args.job_id)
+    log.info("erasing %d key(s) of job '%s' from %s (factory %s, configuration from %s)",
+             len(args.key), args.job_id, where, factory, source)
+    memory = build_long_term_memory(factory, args.job_id, config, MailboxThreadCheck(),
+                                    resources)
+    try:
+        for key in args.key:  # one line per key as it is done: a later failure keeps them
+            count = memory.erase_key(key)
+            if args.json:
+                print(json.dumps({"job_id": args.job_id, "key": key, "erased": count,
+                                  "store": where}), flush=True)
+            else:
+                print(f"erased {count} item{'' if count == 1 else 's'} of key {key!r} of job "
+                      f"{args.job_id!r} from {where}", flush=True)
+    finally:
+        memory.close()
+    return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    """Options are never abbreviated (``--vector-store`` must not pass for
+    ``--vector-store-file`` and name a file after a JSON text), and usage errors mask
+    secrets (they echo the arguments they refuse)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, allow_abbrev=False, **kwargs)
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(redact_text(message))
+
+
+def parser() -> argparse.ArgumentParser:
+    top = _Parser(
+        prog=PROGRAM, description="Operations on the long-term memory of flink-agents-ltm jobs.",
+        epilog=f"Configuration: a YAML or JSON mapping of option keys, e.g.\n"
+               f"  {LongTermMemoryOptions.VECTOR_STORE.key}:\n"
+               "    provider: pgvector\n"
+               "    config: {host: 127.0.0.1, port: 5433, dbname: mem0, user: mem0, "
+               "password: ...}\n"
+               f"read from --config FILE (keep it 0600), else from ${CONFIG_VARIABLE}. "
+               "Secrets are never taken from the command line.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    erase = commands.add_parser(
+        "erase-key", help="erase every memory set of one key of a job (right to be forgotten)",
+        description="Erase everything a job's long-term memory holds for a key: every memory "
+                    "set, text included. Prints how many items it erased per key. Exit 0 on "
+                    "success, 1 when the memory cannot be built or erased, 2 on bad arguments "
+                    "or configuration.")
+    erase.add_argument("--job-id", required=True,
+                       help=f"the job's '{AgentsOptions.JOB_ID.key}' (its identity in memory)")
+    erase.add_argument("--key", required=True, action="append",
+                       help="the key's text, str(key); repeat for several keys")
+    source = erase.add_mutually_exclusive_group()
+    source.add_argument("--config", metavar="FILE",
+                        help="YAML or JSON file of the job's long-term memory options")
+    source.add_argument("--config-env", metavar="VAR",
+                        help=f"environment variable holding that text (default: "
+                             f"{CONFIG_VARIABLE}, if set)")
+    erase.add_argument("--vector-store-file", metavar="FILE",
+                       help=f"JSON file holding the '{LongTermMemoryOptions.VECTOR_STORE.key}' "
+                            "value alone, as `scripts/pgvector-server status --output FILE` "
+                            "writes it (overrides the configuration's)")
+    erase.add_argument("--factory", help="long-term memory factory (default: the "
+                       f"configuration's '{AgentsOptions.LONG_TERM_MEMORY_FACTORY.key}', "
+                       "else mem0)")
+    erase.add_argument("--embedding-dims", type=int, metavar="N",
+                       help="vector size of the job's own embedding model (when the "
+                            "configuration names one); nothing is embedded")
+    erase.add_argument("--json", action="store_true",
+                       help="print one JSON object per key erased instead of a sentence")
+    erase.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    erase.set_defaults(run=erase_key)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format=f"{PROGRAM} %(asctime)s %(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+    if getattr(args, "embedding_dims", None) is not None and args.embedding_dims <= 0:
+        return _fail(args, "--embedding-dims must be a positive number", 2)
+    try:
+        return args.run(args)
+    except UsageError as error:
+        return _fail(args, str(error), 2)
+    except Exception as error:
+        return _fail(args, f"{type(error).__name__}: {error}", 1)
+
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    print(f"{PROGRAM} {args.command}: error: {redact_text(message)}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

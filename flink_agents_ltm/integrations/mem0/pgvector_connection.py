@@ -1,0 +1,161 @@
+"""How long-term memory reaches a pgvector server: escaped credentials, bounded waits, errors
+that name the server and never the password.
+
+Why: Mem0 builds ``postgresql://{user}:{password}@{host}:{port}/{dbname}`` from the config
+without escaping, so a password holding ``@``, ``:`` or ``/`` connects elsewhere and libpq
+names a piece of it ("could not translate host name ..."); and libpq waits forever by
+default, so a server that accepts connections but never answers blocked the first memory
+use for good, and a statement stuck behind a lock blocked its worker thread.
+
+So the config Mem0 gets carries a libpq keyword connection string built here (every value
+quoted by libpq's own rules) with two bounds, set by two keys of the vector store's config
+that are ours and never reach Mem0:
+
+* ``connect_timeout_s`` (default 10): libpq's ``connect_timeout``, the longest wait for a
+  connection, startup and login included; ``0`` waits forever. libpq treats 1 as 2.
+* ``statement_timeout_s`` (default 30): PostgreSQL's ``statement_timeout``, sent as a startup
+  option (``options=-c statement_timeout=...``); ``0`` sends none (PgBouncer, for one,
+  refuses the ``options`` startup parameter unless told to ignore it).
+
+Both apply to ``host``/``port``/... configs and to ``connection_string`` (whose own
+``connect_timeout`` and ``options`` they override or extend). When a bound is hit the error
+names ``host:port`` and the key to raise (:meth:`PgvectorConnection.explain`). A
+``connection_pool`` given to Mem0 is used as it is: it was built by the caller.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from psycopg2.extensions import make_dsn, parse_dsn
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "STATEMENT_TIMEOUT",
+    "TIMEOUT_KEYS",
+    "PgvectorConnection",
+    "PgvectorTimeoutError",
+]
+
+CONNECT_TIMEOUT = "connect_timeout_s"
+STATEMENT_TIMEOUT = "statement_timeout_s"
+TIMEOUT_KEYS = frozenset({CONNECT_TIMEOUT, STATEMENT_TIMEOUT})
+DEFAULT_CONNECT_TIMEOUT_S = 10
+DEFAULT_STATEMENT_TIMEOUT_S = 30.0
+# Keys of Mem0's pgvector config that only describe how to connect; they become the DSN.
+_CONNECTION_KEYS = ("host", "port", "dbname", "user", "password", "sslmode")
+_QUERY_CANCELED = "57014"
+
+
+class PgvectorTimeoutError(TimeoutError):
+    """The pgvector server did not connect or finish a statement within its bound."""
+
+
+@dataclass(frozen=True)
+class PgvectorConnection:
+    """Where and how long: built from a pgvector config with :meth:`from_config`.
+
+    ``dsn`` holds the password: it is excluded from ``repr`` and only ever handed to Mem0.
+    """
+
+    target: str  # host:port/dbname, for messages
+    connect_timeout_s: int
+    statement_timeout_s: float
+    dsn: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> PgvectorConnection:
+        """Read (and check) the two timeout keys and the connection settings of a Mem0
+        pgvector config; raises ``ValueError`` naming a bad key, never a value of it."""
+        connect = _timeout(config, CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT_S)
+        statement = _timeout(config, STATEMENT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT_S)
+        if isinstance(connect, float) and not connect.is_integer():
+            raise ValueError(f"the pgvector config's '{CONNECT_TIMEOUT}' is a whole number of "
+                             f"seconds, got {connect!r}")
+        if config.get("connection_pool") is not None:
+            return cls("a connection pool given in the config", int(connect), statement)
+        given = config.get("connection_string")
+        if given is not None and not isinstance(given, str):
+            raise ValueError("the pgvector config's 'connection_string' must be a str, got "
+                             f"{type(given).__name__}")
+        settings = {key: config[key] for key in _CONNECTION_KEYS if config.get(key) is not None}
+        try:
+            base = parse_dsn(given) if given else {}
+        except Exception:  # its text holds the password: name the key, not the value
+            raise ValueError("the pgvector config's 'connection_string' is not a valid "
+                             "PostgreSQL connection string (URI or key=value pairs)") from None
+        merged = {**base, **({} if given else settings)}
+        if given and config.get("sslmode") is not None:
+            merged["sslmode"] = config["sslmode"]
+        merged["connect_timeout"] = str(int(connect))
+        if statement:
+            option = f"-c statement_timeout={max(1, round(statement * 1000))}"
+            merged["options"] = f"{merged['options']} {option}" if merged.get("options") \
+                else option
+        target = (f"{merged.get('host', 'localhost')}:{merged.get('port', 5432)}/"
+                  f"{merged.get('dbname', 'postgres')}")
+        return cls(target, int(connect), statement, make_dsn(**merged))
+
+    def mem0_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """``config`` as Mem0 takes it: our keys removed, the connection settings replaced by
+        the connection string built here."""
+        mem0 = {key: value for key, value in config.items() if key not in TIMEOUT_KEYS}
+        if self.dsn is not None:
+            for key in _CONNECTION_KEYS:
+                mem0.pop(key, None)
+            mem0["connection_string"] = self.dsn
+        return mem0
+
+    def explain(self, error: BaseException) -> PgvectorTimeoutError | None:
+        """The clear error for a timeout of this server, ``None`` for any other error."""
+        text = str(error)
+        code = getattr(error, "pgcode", None) or getattr(error, "sqlstate", None)
+        if code == _QUERY_CANCELED and "statement timeout" in text:
+            return PgvectorTimeoutError(
+                f"the pgvector store at {self.target} did not finish a statement within "
+                f"{self.statement_timeout_s:g} s and cancelled it (a lock held by another "
+                f"session, or a large table); raise '{STATEMENT_TIMEOUT}' in the vector "
+                "store config if such statements are expected")
+        if type(error).__name__ == "OperationalError" and "timeout expired" in text:
+            return self.connect_timeout()
+        return None
+
+    def connect_timeout(self) -> PgvectorTimeoutError:
+        return PgvectorTimeoutError(
+            f"the pgvector store at {self.target} did not complete a connection within "
+            f"{self.connect_timeout_s} s (it accepts connections but does not answer, or the "
+            f"network drops them); check the server, or raise '{CONNECT_TIMEOUT}' in the "
+            "vector store config")
+
+    def name_timeouts(self, store: Any) -> None:
+        """Make every cursor of Mem0's pgvector ``store`` raise :class:`PgvectorTimeoutError`
+        for a timeout instead of a bare driver error. Wraps Mem0's ``PGVector._get_cursor``,
+        through which all its statements run (a test pins that)."""
+        pg = getattr(store, "inner", store)
+        original = pg._get_cursor
+
+        @contextmanager
+        def cursor(commit: bool = False) -> Iterator[Any]:
+            try:
+                with original(commit=commit) as cur:
+                    yield cur
+            except Exception as error:
+                clear = self.explain(error)
+                if clear is None:
+                    raise
+                raise clear from error
+
+        pg._get_cursor = cursor
+
+
+def _timeout(config: Mapping[str, Any], key: str, default: float) -> float:
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or value < 0:
+        raise ValueError(f"the pgvector config's '{key}' must be a number of seconds >= 0 "
+                         f"(0: no bound), got {type(value).__name__} {value!r}")
+    return value
