@@ -45,8 +45,9 @@ class AgentsOptions:
         "When full, the operator stops taking input until one finishes (back-pressure).")
     ASYNC_TIMEOUT_MS = ConfigOption(
         "agents.durable-async.timeout-ms", int, 60_000,
-        "Per-call timeout of durable_execute_async; the action then fails. The worker "
-        "thread cannot be interrupted and keeps its slot until the call returns.")
+        "Per-call timeout of durable_execute_async; the action then fails and the call's "
+        "slot is freed. Its worker thread cannot be interrupted and is abandoned until the "
+        "call returns; more than `capacity` abandoned threads fail the job.")
     ASYNC_POLL_INTERVAL_MS = ConfigOption(
         "agents.durable-async.poll-interval-ms", int, 5,
         "How often an action parked on a durable call checks for its result (a "
@@ -66,6 +67,10 @@ class AgentsOptions:
         "agents.error-handling", str, "fail",
         "What a failing action does: 'fail' fails the job (Flink restarts it from the last "
         "checkpoint), 'ignore' logs the error, drops that input's run and goes on.")
+    PROGRESS_INTERVAL_MS = ConfigOption(
+        "agents.progress-interval-ms", int, 10_000,
+        "How often each operator subtask logs a progress line (inputs, actions, durable "
+        "calls) at INFO while it works.")
     LONG_TERM_MEMORY_FACTORY = ConfigOption(
         "agents.long-term-memory.factory", str, None,
         "'module:callable' building the long-term memory as "
@@ -76,6 +81,7 @@ class AgentsOptions:
         ASYNC_CAPACITY.key: _positive,
         ASYNC_TIMEOUT_MS.key: _positive,
         ASYNC_POLL_INTERVAL_MS.key: _positive,
+        PROGRESS_INTERVAL_MS.key: _positive,
         SHORT_TERM_MEMORY_TTL_MS.key: _positive,
     }
 

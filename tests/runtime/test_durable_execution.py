@@ -74,17 +74,20 @@ def bad_job(flink_env, what, **options):
     ("unknown-event", "no action listens to Unheard"),
     ("missing-resource", "no resource named 'no_such_model'"),
     ("unserializable", "cannot be recorded in Flink state"),
-    ("failing-call", "DurableCallError: durable call broken_call failed: ConnectionError"),
+    ("failing-call", "DurableCallError: durable call runtime.agents_for_tests.broken_call failed: "
+                     "ConnectionError"),
     ("mailbox-misuse", "ctx.short_term_memory of action 'handle' (key 'bad') was used off the "
                        "mailbox thread"),
-    ("timeout", "DurableCallTimeoutError: durable call sleep_then did not finish within 0.3 s"),
+    ("timeout", "DurableCallTimeoutError: durable call runtime.agents_for_tests.sleep_then did not "
+                 "finish within 0.3 s"),
 ])
 def test_a_failing_action_fails_the_job_with_an_error_naming_the_action_and_key(
         flink_env, what, cause):
     with pytest.raises(Py4JJavaError) as failure:
         bad_job(flink_env, what)
     message = str(failure.value)
-    assert "action 'handle' of agent BadInputAgent failed for key 'bad' (input #1" in message
+    assert "action 'handle' of agent BadInputAgent failed for key 'bad' (input #" in message
+    assert f"('bad', 1, '{what}'), InputEvent): " in message
     assert cause in message
 
 

@@ -1,0 +1,70 @@
+"""What the operator tells a person: INFO lines on the console, progress while it works.
+
+On PyFlink's local mini-cluster the Python logging of an operator ends up in a
+log file inside the venv (thread mode) or nowhere visible (process mode), so
+a user sees neither the settings a subtask opened with nor its totals. The
+operator therefore gives the package's logger (``flink_agents_ltm``) a handler
+on the process's standard error, unless someone configured that logger
+already: lines reach the console of a local job and the ``.out`` file of a
+TaskManager. They still propagate to the root logger (Flink's log file).
+
+:class:`ProgressLog` writes one line every ``agents.progress-interval-ms`` while
+the operator works; it runs at the end of Flink callbacks on the mailbox
+thread (no thread of its own: a subtask that gets no callbacks does not work).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+
+from flink_agents_ltm.runtime.protocols import Clock
+
+PACKAGE_LOGGER = "flink_agents_ltm"
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class _ConsoleHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a line is logged (PyFlink's workers
+    replace it after start-up)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter(FORMAT))
+
+    @property  # type: ignore[override]
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
+def log_to_console() -> None:
+    """Give the package's logger a console handler at INFO, once per process, unless
+    it has handlers of someone else's."""
+    logger = logging.getLogger(PACKAGE_LOGGER)
+    if logger.handlers:
+        return
+    logger.addHandler(_ConsoleHandler())
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
+
+
+class ProgressLog:
+    def __init__(self, log: logging.Logger, clock: Clock, interval_s: float,
+                 line: Callable[[], str]):
+        self._log = log
+        self._clock = clock
+        self._interval_s = interval_s
+        self._line = line
+        self._next = clock.monotonic() + interval_s
+
+    def tick(self) -> None:
+        """End of a callback: log a progress line if the interval has passed."""
+        now = self._clock.monotonic()
+        if now >= self._next:
+            self._next = now + self._interval_s
+            self._log.info("%s", self._line())
