@@ -204,7 +204,8 @@ class ManualWorkerPool:
 
     Where the real pool blocks the mailbox thread, this one lets time pass instead:
     ``wait`` and a ``submit`` to a full pool advance the clock to the deadline they
-    would wait for (``run_on_wait=True``: run the awaited calls instead)."""
+    would wait for (``run_on_wait=True``: run the awaited calls instead, except calls
+    whose name is in ``hanging``: those never return)."""
 
     def __init__(self, clock: ManualClock, capacity: int, timeout_s: float,
                  max_abandoned: int | None = None, sync: bool = False,
@@ -215,6 +216,7 @@ class ManualWorkerPool:
         self._max_abandoned = capacity if max_abandoned is None else max_abandoned
         self.sync = sync
         self.run_on_wait = run_on_wait
+        self.hanging: set[str] = set()
         self.running: list[ManualCall] = []
         self.abandoned_calls: list[ManualCall] = []
         self.submitted: list[ManualCall] = []
@@ -233,7 +235,7 @@ class ManualWorkerPool:
             raise RuntimeError("the worker pool is closed")
         while len(self.running) >= self._capacity:
             earliest = min(self.running, key=lambda c: c.deadline)
-            if self.run_on_wait:
+            if self.run_on_wait and earliest.call.name not in self.hanging:
                 self.run(earliest)
             else:
                 self._clock.now = max(self._clock.now, earliest.deadline)
@@ -242,7 +244,7 @@ class ManualWorkerPool:
         manual = ManualCall(call, position, now, now + self._timeout_s)
         self.running.append(manual)
         self.submitted.append(manual)
-        if self.sync:
+        if self.sync and call.name not in self.hanging:
             self.run(manual)
         return manual
 
@@ -262,10 +264,10 @@ class ManualWorkerPool:
         watched = list(self.running if handles is None else handles)
         if any(h.done or h.timed_out for h in watched) or not watched:
             return
-        if self.run_on_wait:
-            for handle in watched:
-                if not handle.timed_out:
-                    self.run(handle)
+        runnable = [h for h in watched if h.call.name not in self.hanging]
+        if self.run_on_wait and runnable:
+            for handle in runnable:
+                self.run(handle)
             return
         self._clock.now = max(self._clock.now, until)
 
