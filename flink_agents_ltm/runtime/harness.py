@@ -27,6 +27,7 @@ the test's thread; only its host is simulated, with Flink's rules:
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,39 +68,47 @@ class ManualClock:
 
 
 class _KeyedBackend:
-    """``{state name: {key: pickled value}}`` plus the current key."""
+    """``{state name: {key: pickled value}}``, the current key, and how often each state
+    was read and written (``ops[(name, "read" | "write")]``)."""
 
     def __init__(self, tables: dict[str, dict[Any, Any]] | None = None):
         self.tables = tables or {name: {} for name in STATE_NAMES}
         self.current_key: Any = None
+        self.ops: Counter[tuple[str, str]] = Counter()
 
 
 class _ValueState:
     def __init__(self, backend: _KeyedBackend, name: str):
         self._backend = backend
+        self._name = name
         self._table = backend.tables[name]
 
     def value(self) -> Any:
+        self._backend.ops[self._name, "read"] += 1
         payload = self._table.get(self._backend.current_key)
         return None if payload is None else cloudpickle.loads(payload)
 
     def update(self, value: Any) -> None:
+        self._backend.ops[self._name, "write"] += 1
         if value is None:
-            self.clear()
+            self._table.pop(self._backend.current_key, None)
         else:
             self._table[self._backend.current_key] = cloudpickle.dumps(value)
 
     def clear(self) -> None:
+        self._backend.ops[self._name, "write"] += 1
         self._table.pop(self._backend.current_key, None)
 
 
 class _MapState:
     def __init__(self, backend: _KeyedBackend, name: str):
         self._backend = backend
+        self._name = name
         self._table = backend.tables[name]
 
     def _map(self, create: bool = False) -> dict[Any, bytes]:
         key = self._backend.current_key
+        self._backend.ops[self._name, "write" if create else "read"] += 1
         if create:
             return self._table.setdefault(key, {})
         return self._table.get(key, {})
@@ -112,7 +121,7 @@ class _MapState:
         self._map(create=True)[key] = cloudpickle.dumps(value)
 
     def remove(self, key: Any) -> None:
-        entries = self._map()
+        entries = self._map(create=True)
         entries.pop(key, None)
         if not entries:
             self._table.pop(self._backend.current_key, None)
@@ -127,6 +136,7 @@ class _MapState:
         return not self._map()
 
     def clear(self) -> None:
+        self._backend.ops[self._name, "write"] += 1
         self._table.pop(self._backend.current_key, None)
 
 
@@ -440,6 +450,10 @@ class AgentHarness:
         """Entries per state: one per key of a value state, one per map entry."""
         return {name: sum(len(v) if isinstance(v, dict) else 1 for v in table.values())
                 for name, table in self._backend.tables.items()}
+
+    def state_ops(self) -> Counter[tuple[str, str]]:
+        """How often each state was read and written: ``{(name, "read"|"write"): n}``."""
+        return Counter(self._backend.ops)
 
     def state_of(self, key: Any, name: str) -> Any:
         """What state ``name`` holds for ``key`` (a dict for map states), unpickled."""

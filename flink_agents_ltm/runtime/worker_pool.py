@@ -30,6 +30,8 @@ from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.runtime.durable import DurableCall
 from flink_agents_ltm.runtime.protocols import CallHandle, Clock
 
+MAX_WAIT_S = 60.0  # one wait of the lock; the loops around it check their deadline again
+
 
 class DurableCallsStuckError(RuntimeError):
     """More durable calls hang past their timeout than the operator abandons threads."""
@@ -126,7 +128,7 @@ class ThreadWorkerPool:
                 if now >= earliest.deadline:
                     self._time_out_locked(earliest)
                 else:
-                    self._lock.wait(earliest.deadline - now)
+                    self._lock.wait(min(earliest.deadline - now, MAX_WAIT_S))
             now = self._clock.monotonic()
             pooled = PooledCall(call, position, now, now + self._timeout_s)
             self._running.add(pooled)
@@ -157,7 +159,7 @@ class ThreadWorkerPool:
                 left = until - self._clock.monotonic()
                 if left <= 0:
                     return
-                self._lock.wait(left)
+                self._lock.wait(min(left, MAX_WAIT_S))
 
     def close(self, grace_s: float) -> list[PooledCall]:
         deadline = self._clock.monotonic() + grace_s
