@@ -184,9 +184,10 @@ class ActionDriver:
             send, throw = None, None
             if not isinstance(request, DurableCall):
                 coroutine.close()
+                what = "None (a bare yield, as asyncio.sleep(0) does)" if request is None \
+                    else repr(request)
                 raise StepFailed(UnsupportedAwaitableError(
-                    f"the action awaited {request!r}, which is not a durable call: "
-                    f"{AWAIT_RULE}"))
+                    f"the action awaited {what}, which is not a durable call: {AWAIT_RULE}"))
             try:
                 replayed, send = execution.step.replay(request.name)
             except NonDeterministicReplayError as error:

@@ -461,10 +461,13 @@ class KeyedRunEngine:
         execution = run.execution
         assert execution is not None
         step = execution.step
-        step.check_replayed_all()
-        recordable(f"the events action '{execution.action.name}' sent", step.sent)
-        execution.sensory.persist()
-        execution.short_term.persist()
+        try:
+            step.check_replayed_all()
+            recordable(f"the events action '{execution.action.name}' sent", step.sent)
+            execution.sensory.persist()
+            execution.short_term.persist()
+        except Exception as error:
+            raise StepFailed(error) from error
         outcome = self._memory.end_action(execution.observation_id, completed=True)
         if outcome.items_added:
             self._keep_counter(work)
