@@ -65,13 +65,13 @@ class AgentOperator(KeyedProcessFunction):
     # ------------------------------------------------------------------ lifecycle
 
     def open(self, runtime_context):
-        log_to_console()
+        mode = execution_mode(runtime_context)
+        log_to_console(mode)
         config = AgentsConfiguration(self._config_values)
         self._config = config
         self._name = type(self._agent).__name__
         self._check = MailboxThreadCheck()
         self._subtask = subtask_index(runtime_context)
-        mode = execution_mode(runtime_context)
         if mode == "process":
             watch_task_manager()
         self._resources = ResourceProvider(self._agent, self._check, self._extra_resources)

@@ -1,10 +1,10 @@
 """What the operator tells a person: INFO lines on the console, progress while it works.
 
-On PyFlink's local mini-cluster the Python logging of an operator ends up in a
-log file inside the venv (thread mode) or nowhere visible (process mode), so
+On PyFlink's local mini-cluster the Python logging of an operator ends up in
+Flink's log file (inside the venv unless ``FLINK_LOG_DIR`` says otherwise), so
 a user sees neither the settings a subtask opened with nor its totals. The
-operator therefore gives the package's logger (``flink_agents_ltm``) a handler
-on the process's standard error, unless someone configured that logger
+operator therefore gives the package's logger (``flink_agents_ltm``) a console
+handler (see :func:`log_to_console`), unless someone configured that logger
 already: lines reach the console of a local job and the ``.out`` file of a
 TaskManager. They still propagate to the root logger (Flink's log file).
 
@@ -26,29 +26,36 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class _ConsoleHandler(logging.StreamHandler):
-    """Writes to whatever ``sys.stderr`` is when a line is logged (PyFlink's workers
-    replace it after start-up)."""
+    """Writes to whatever ``sys.<name>`` is when a line is logged (PyFlink's workers
+    replace the streams after start-up)."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         super().__init__()
+        self._name = name
         self.setFormatter(logging.Formatter(FORMAT))
 
     @property  # type: ignore[override]
     def stream(self):
-        return sys.stderr
+        return getattr(sys, self._name)
 
     @stream.setter
     def stream(self, _value) -> None:
         pass
 
 
-def log_to_console() -> None:
+def log_to_console(execution_mode: str) -> None:
     """Give the package's logger a console handler at INFO, once per process, unless
-    it has handlers of someone else's."""
+    it has handlers of someone else's.
+
+    Thread mode writes to standard output: the operator runs inside the JVM, whose
+    standard error PyFlink's local gateway captures in a pipe it reads only when the
+    JVM fails to start (lines there are lost, and a full pipe would block the mailbox
+    thread), while its standard output is the client's. Process mode writes to
+    standard error (the client's own on the local mini-cluster)."""
     logger = logging.getLogger(PACKAGE_LOGGER)
     if logger.handlers:
         return
-    logger.addHandler(_ConsoleHandler())
+    logger.addHandler(_ConsoleHandler("stdout" if execution_mode == "thread" else "stderr"))
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
 
