@@ -193,12 +193,17 @@ class AgentOperator(KeyedProcessFunction):
 
 
 class CheckedKeySelector:
-    """The user's key selector; a failure (or a ``None`` key) says it was the key selector."""
+    """The user's key selector; a failure (or a ``None`` key) says it was the key selector.
+    In a process-mode worker it also starts the TaskManager watchdog of that worker."""
 
     def __init__(self, key_selector: Callable[[Any], Any]):
         self._key_selector = key_selector
+        self._watching = False
 
     def __call__(self, record: Any) -> Any:
+        if not self._watching:
+            self._watching = True
+            watch_task_manager()
         try:
             key = self._key_selector(record)
         except Exception as error:

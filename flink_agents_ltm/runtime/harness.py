@@ -27,6 +27,7 @@ the test's thread; only its host is simulated, with Flink's rules:
 from __future__ import annotations
 
 import copy
+import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -227,24 +228,24 @@ class ManualWorkerPool:
         self.sync = sync
         self.run_on_wait = run_on_wait
         self.hanging: set[str] = set()
-        self.running: list[ManualCall] = []
-        self.abandoned_calls: list[ManualCall] = []
+        self._running: dict[ManualCall, None] = {}  # insertion-ordered sets
+        self._abandoned: dict[ManualCall, None] = {}
         self.submitted: list[ManualCall] = []
         self.closed = False
 
     @property
     def in_flight(self) -> int:
-        return len(self.running)
+        return len(self._running)
 
     @property
     def abandoned(self) -> int:
-        return len(self.abandoned_calls)
+        return len(self._abandoned)
 
     def submit(self, call: DurableCall, position: str) -> ManualCall:
         if self.closed:
             raise RuntimeError("the worker pool is closed")
-        while len(self.running) >= self._capacity:
-            earliest = min(self.running, key=lambda c: c.deadline)
+        while len(self._running) >= self._capacity:
+            earliest = next(iter(self._running))  # the oldest: the earliest deadline
             if self.run_on_wait and earliest.call.name not in self.hanging:
                 self.run(earliest)
             else:
@@ -252,7 +253,7 @@ class ManualWorkerPool:
                 self.time_out(earliest)
         now = self._clock.monotonic()
         manual = ManualCall(call, position, now, now + self._timeout_s)
-        self.running.append(manual)
+        self._running[manual] = None
         self.submitted.append(manual)
         if self.sync and call.name not in self.hanging:
             self.run(manual)
@@ -261,17 +262,17 @@ class ManualWorkerPool:
     def time_out(self, handle: ManualCall) -> bool:
         if handle.done or handle.timed_out:
             return handle.timed_out
-        self.running.remove(handle)
+        del self._running[handle]
         handle._timed_out = True
-        self.abandoned_calls.append(handle)
-        if len(self.abandoned_calls) > self._max_abandoned:
+        self._abandoned[handle] = None
+        if len(self._abandoned) > self._max_abandoned:
             raise DurableCallsStuckError(stuck_message(
-                handle, self.abandoned_calls, self._timeout_s, self._max_abandoned,
+                handle, self._abandoned, self._timeout_s, self._max_abandoned,
                 self._clock.monotonic()))
         return True
 
     def wait(self, handles: Iterable[ManualCall] | None, until: float) -> None:
-        watched = list(self.running if handles is None else handles)
+        watched = list(self._running if handles is None else handles)
         if any(h.done or h.timed_out for h in watched) or not watched:
             return
         runnable = [h for h in watched if h.call.name not in self.hanging]
@@ -283,18 +284,18 @@ class ManualWorkerPool:
 
     def close(self, grace_s: float) -> list[ManualCall]:
         self.closed = True
-        return self.running + self.abandoned_calls
+        return self.pending()
 
     # ---- the test's side
 
     def pending(self) -> list[ManualCall]:
-        """Calls started and not done (timed-out ones included)."""
-        return self.running + self.abandoned_calls
+        """Calls started and not done (timed-out ones included), oldest first."""
+        return sorted([*self._running, *self._abandoned], key=lambda c: c.started)
 
     def run(self, handle: ManualCall | None = None) -> ManualCall:
         """Run a call (the oldest pending one by default) on this thread, as a worker
         would: its write position set."""
-        handle = handle or self.pending()[0]
+        handle = handle or self._oldest()
         with write_position(handle.position):
             try:
                 return self._finish(handle, handle.call.run(), None)
@@ -304,19 +305,23 @@ class ManualWorkerPool:
     def complete(self, result: Any = None, handle: ManualCall | None = None,
                  error: BaseException | None = None) -> ManualCall:
         """Finish a call (the oldest pending one by default) without running it."""
-        return self._finish(handle or self.pending()[0], result, error)
+        return self._finish(handle or self._oldest(), result, error)
 
     def complete_all(self) -> None:
         """Run every pending call (timed-out ones too: their threads return)."""
-        while self.pending():
-            self.run()
+        for handle in self.pending():
+            self.run(handle)
+
+    def _oldest(self) -> ManualCall:
+        candidates = [*self._abandoned]
+        if self._running:
+            candidates.append(next(iter(self._running)))  # running ones start in order
+        return min(candidates, key=lambda c: c.started)
 
     def _finish(self, handle: ManualCall, result: Any, error: BaseException | None
                 ) -> ManualCall:
-        if handle in self.running:
-            self.running.remove(handle)
-        if handle in self.abandoned_calls:
-            self.abandoned_calls.remove(handle)
+        self._running.pop(handle, None)
+        self._abandoned.pop(handle, None)
         handle._result, handle._error = result, error
         handle.finished = self._clock.monotonic()
         handle._done = True
@@ -353,6 +358,9 @@ class AgentHarness:
         self._processing_base_ms = (snapshot.processing_time_ms if snapshot else 0) - \
             int(self.clock.now * 1000)
         self._order = max(self._timers.values(), default=0)
+        self._queues: dict[bool, list[tuple[int, int, Any]]] = {True: [], False: []}
+        for (key, ts, et), order in self._timers.items():
+            heapq.heappush(self._queues[et], (ts, order, key))
         self._late: list[tuple[bool, Any, int]] | None = None  # (register?, key, timestamp)
         self.outputs: list[Any] = []
         self.stats = OperatorStats()
@@ -400,11 +408,10 @@ class AgentHarness:
         self.clock.advance(seconds)
         emitted = []
         while True:
-            due = [t for t in self._sorted_timers(event_time=False)
-                   if t.timestamp <= self.processing_time()]
-            if not due:
+            timer = self._next_timer(event_time=False, until=self.processing_time())
+            if timer is None:
                 return emitted
-            emitted += self._fire(due[0])
+            emitted += self._fire(timer)
 
     def process_watermark(self, watermark: int, late_timers_fire: bool = True) -> list[Any]:
         """Fire event-time timers up to ``watermark``. ``late_timers_fire=False``: a timer
@@ -414,11 +421,10 @@ class AgentHarness:
         self._late = None if late_timers_fire else []
         try:
             while True:
-                due = [t for t in self._sorted_timers(event_time=True)
-                       if t.timestamp <= watermark]
-                if not due:
+                timer = self._next_timer(event_time=True, until=watermark)
+                if timer is None:
                     break
-                emitted += self._fire(due[0])
+                emitted += self._fire(timer)
         finally:
             late, self._late = self._late, None
         for register, key, timestamp in late or ():
@@ -483,6 +489,16 @@ class AgentHarness:
         return self._call(timer.key, lambda timers: self.engine.on_timer(
             timer.key, timer.timestamp, timer.event_time, timers))
 
+    def _next_timer(self, event_time: bool, until: int) -> Timer | None:
+        """The earliest live timer due by ``until`` (deleted ones are skipped lazily)."""
+        queue = self._queues[event_time]
+        while queue and queue[0][0] <= until:
+            timestamp, order, key = queue[0]
+            if self._timers.get((key, timestamp, event_time)) == order:
+                return Timer(timestamp, order, key, event_time)
+            heapq.heappop(queue)
+        return None
+
     def _sorted_timers(self, event_time: bool | None) -> list[Timer]:
         return sorted(Timer(ts, order, key, et) for (key, ts, et), order in self._timers.items()
                       if event_time is None or et == event_time)
@@ -494,6 +510,7 @@ class AgentHarness:
         if (key, timestamp, event_time) not in self._timers:
             self._order += 1
             self._timers[(key, timestamp, event_time)] = self._order
+            heapq.heappush(self._queues[event_time], (timestamp, self._order, key))
 
     def _delete(self, key: Any, timestamp: int, event_time: bool) -> None:
         if event_time and self._late is not None:

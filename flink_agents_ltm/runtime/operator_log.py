@@ -51,11 +51,17 @@ def log_to_console(execution_mode: str) -> None:
     standard error PyFlink's local gateway captures in a pipe it reads only when the
     JVM fails to start (lines there are lost, and a full pipe would block the mailbox
     thread), while its standard output is the client's. Process mode writes to
-    standard error (the client's own on the local mini-cluster)."""
+    standard error: the client's own on the local mini-cluster; on a cluster PyFlink's
+    worker turns its standard streams into logging calls, so no handler is added there
+    (the lines reach Flink's log through the root logger anyway)."""
     logger = logging.getLogger(PACKAGE_LOGGER)
     if logger.handlers:
         return
-    logger.addHandler(_ConsoleHandler("stdout" if execution_mode == "thread" else "stderr"))
+    name = "stdout" if execution_mode == "thread" else "stderr"
+    stream = getattr(sys, name)
+    if getattr(stream.write, "__self__", None) is not stream:
+        return  # a cluster's Python worker sends the stream to logging: lines are there
+    logger.addHandler(_ConsoleHandler(name))
     if logger.level == logging.NOTSET:
         logger.setLevel(logging.INFO)
 

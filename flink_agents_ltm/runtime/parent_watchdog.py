@@ -6,13 +6,16 @@ TaskManager is killed (``kill -9``, an OOM kill), the script and the worker
 live on: the worker's durable calls go on writing to long-term memory for
 minutes while Flink already replays the same inputs elsewhere.
 
-So the operator, when it opens in a worker process, starts one watchdog per
-process: it finds the nearest ancestor that is a JVM, and ends the process
-(``os._exit``, no cleanup that could still write) the moment that JVM is gone.
+So the operator, when it opens in a worker process, and the key selector, when
+it first runs in one (it runs in the worker of the operators before the agent),
+start one watchdog per process: it finds the nearest ancestor that is a JVM,
+and ends the process (``os._exit``, no cleanup that could still write) the
+moment that JVM is gone.
 It waits on a Linux pidfd (woken by the kernel when the JVM exits); where
 pidfds are not available it checks every 50 ms. A worker with no JVM among its
 ancestors (PyFlink's local mini-cluster runs process-mode functions in the
-client process itself) starts none.
+client process itself) starts none, and neither does thread mode (Python runs
+inside the TaskManager's JVM).
 """
 
 from __future__ import annotations
@@ -95,10 +98,12 @@ def watch_task_manager() -> int | None:
     with _lock:
         if _started:
             return None
+        _started = True
+        if _is_jvm(os.getpid()):  # thread mode: Python runs inside the TaskManager itself
+            return None
         ancestor = jvm_ancestor()
         if ancestor is None:
             return None
-        _started = True
     pid, start_time = ancestor
     threading.Thread(target=_watch, args=(pid, start_time), name="taskmanager-watchdog",
                      daemon=True).start()
