@@ -32,10 +32,12 @@ test-python: $(STAMP)
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
 
-bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Python, async throughput)
+bench: $(STAMP)  ## print the benchmarks (LTM against raw Mem0, Java against Python, async throughput, state per key, recovery)
 	$(PY) -m bench.ltm_overhead
 	$(PY) -m bench.java_bridge_overhead
 	$(PY) -m bench.durable_async_throughput
+	$(PY) -m bench.state_per_key
+	$(PY) -m bench.recovery_time
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench
