@@ -368,7 +368,8 @@ class AgentHarness:
         self.pool = ManualWorkerPool(self.clock, self.config.get(AgentsOptions.ASYNC_CAPACITY),
                                      timeout_s, sync=sync, run_on_wait=run_on_wait)
         self.resources = ResourceProvider(agent, self.check, resources)
-        self.memory = LazyActionMemory(memory or self._default_memory, "the harness's memory",
+        self.resources.open()
+        self.memory = LazyActionMemory(memory or self.default_memory, "the harness's memory",
                                        self.check)
         states = KeyedStates(*(self._state(name) for name in STATE_NAMES))
         self.engine = KeyedRunEngine(
@@ -386,7 +387,9 @@ class AgentHarness:
             return _MapState(self._backend, name)
         return _ValueState(self._backend, name)
 
-    def _default_memory(self) -> Any:
+    def default_memory(self) -> Any:
+        """The long-term memory the operator would build: Mem0 from this harness's config
+        (``memory=`` replaces it)."""
         from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
         return Mem0LongTermMemory.from_config(
@@ -448,7 +451,10 @@ class AgentHarness:
         return cls(agent, snapshot=snapshot, **kwargs)
 
     def close(self) -> list[Any]:
-        return self.engine.close(grace_s=0)
+        """Close as the operator does (without waiting); answers the calls still running."""
+        still_running = self.engine.close(grace_s=0)
+        self.resources.close()
+        return still_running
 
     # ------------------------------------------------------------------ inspecting
 

@@ -55,7 +55,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -548,6 +548,3 @@ class KeyedRunEngine:
 
     def _count_replay(self) -> None:
         self._stats.durable_calls_replayed += 1
-
-    def keys_with_work(self) -> Iterable[Any]:
-        return list(self._works)

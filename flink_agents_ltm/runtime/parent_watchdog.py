@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import os
 import select
-import sys
 import threading
 import time
 
@@ -70,9 +69,13 @@ def _alive(pid: int, start_time: int) -> bool:
 
 
 def _die(pid: int) -> None:
-    sys.stderr.write(f"flink-agents-ltm: the TaskManager (pid {pid}) of this Python worker "
-                     f"(pid {os.getpid()}) is gone; the worker stops now\n")
-    sys.stderr.flush()
+    """Straight to the file descriptor: PyFlink's worker turns ``sys.stderr`` into logging
+    calls that go to the dead TaskManager and may block."""
+    try:
+        os.write(2, f"flink-agents-ltm: the TaskManager (pid {pid}) of this Python worker "
+                    f"(pid {os.getpid()}) is gone; the worker stops now\n".encode())
+    except OSError:
+        pass
     os._exit(70)
 
 
