@@ -33,11 +33,13 @@ index without running, and any other call fails the action with
 **End of a bounded input.** Processing-time timers stop firing; the final
 watermark fires event-time timers. A key with work registers its *drain rounds*
 ahead of time, before the final watermark: event-time timers ``DRAIN_BASE + r``
-for ``r < 2 x`` (its pending inputs), registered as inputs queue up. The final
-watermark fires them round by round across all keys, so every key's calls run
-side by side; the mailbox waits (for any call) only when a whole round made no
-progress. On its last round a key finishes its work in that callback, waiting
-for its own calls. The drain never depends on a timer registered *during* the
+for ``r < 4 x`` (its pending inputs), registered as inputs queue up. The final
+watermark fires them round by round across all keys; in its round a key waits
+for the call its action awaits (the other keys' calls run meanwhile), goes on
+until its action parks on the next one, and returns: a round costs about one
+call, every key progresses in each round, and calls of all keys run side by
+side. On its last round a key finishes its work in that callback, waiting for
+its own calls one after another. The drain never depends on a timer registered *during* the
 drain: PyFlink's process mode registers those through its mailbox only after
 the final-watermark loop, when they no longer fire (the lost inputs of issue 7).
 
@@ -88,7 +90,7 @@ log = logging.getLogger(__name__)
 
 # Event-time timers at or above this fire only with the final watermark (Long.MAX_VALUE).
 DRAIN_BASE = 2**63 - 1 - 2**40
-DRAIN_ROUNDS_PER_INPUT = 2
+DRAIN_ROUNDS_PER_INPUT = 4  # drain rounds per pending input: one per durable call, mostly
 DONE = "done"
 
 
@@ -196,8 +198,6 @@ class KeyedRunEngine:
         self._stats = stats
         self._works: dict[Any, _KeyWork] = {}
         self._current: _KeyWork | None = None
-        self._drain_round: int | None = None
-        self._progress = False
         self._driver = ActionDriver(pool, clock, stats, settings.timeout_s, self._enter,
                                     self._on_record)
 
@@ -226,10 +226,7 @@ class KeyedRunEngine:
     def on_timer(self, key: Any, timestamp: int, event_time: bool,
                  timers: Timers) -> list[Any]:
         """A timer of the current key ``key`` fired; answers the outputs to emit."""
-        drain_round = None
-        if event_time and timestamp >= DRAIN_BASE:
-            drain_round = timestamp - DRAIN_BASE
-            self._begin_drain_round(drain_round)
+        drain_round = timestamp - DRAIN_BASE if event_time and timestamp >= DRAIN_BASE else None
         work = self._works.get(key)
         if work is None:
             busy = self._states.busy.value()
@@ -238,6 +235,8 @@ class KeyedRunEngine:
             work = self._restore(key, busy)
         elif not event_time and timestamp == work.poll_at:
             work.poll_at = None
+        if drain_round is not None:  # the input ended: progress by at least one call
+            self._wait_for_own_call(work)
         outputs: list[Any] = []
         self._advance_key(work, timers, outputs, drain_round)
         return outputs
@@ -330,9 +329,7 @@ class KeyedRunEngine:
                 if self._advance_run(work, outputs) == PARKED:
                     if not self._park(work, timers, drain_round):
                         return
-                    pending = work.run.execution.pending if work.run.execution else None
-                    if pending is not None:
-                        self._pool.wait([pending], pending.deadline)
+                    self._wait_for_own_call(work)
                     continue
                 if not self._next_run(work):
                     self._end_work(work, timers)
@@ -392,15 +389,13 @@ class KeyedRunEngine:
         if work.poll_at is not None:
             timers.delete_processing_time_timer(work.poll_at)
 
-    def _begin_drain_round(self, drain_round: int) -> None:
-        if drain_round == self._drain_round:
-            return
-        if self._drain_round is not None and not self._progress:
-            pending = [w.run.execution.pending for w in self._works.values()
-                       if w.run.execution is not None and w.run.execution.pending is not None]
-            if pending:  # a whole round went by without progress: wait for any call
-                self._pool.wait(pending, min(p.deadline for p in pending))
-        self._drain_round, self._progress = drain_round, False
+    def _wait_for_own_call(self, work: _KeyWork) -> None:
+        """Wait (until its deadline) for the call the key's action awaits, if any. The
+        calls of the other keys run meanwhile, so a drain round waits about one call."""
+        execution = work.run.execution
+        pending = execution.pending if execution is not None else None
+        if pending is not None and not pending.done:
+            self._pool.wait([pending], pending.deadline)
 
     # ------------------------------------------------------------------ runs
 
@@ -411,10 +406,6 @@ class KeyedRunEngine:
             while True:
                 execution = run.execution
                 if execution is not None:
-                    pending = execution.pending
-                    if pending is not None and (pending.done or pending.timed_out
-                                                or self._clock.monotonic() >= pending.deadline):
-                        self._progress = True
                     if self._driver.resume(execution) == PARKED:
                         return PARKED
                     self._complete_step(work)
@@ -483,7 +474,6 @@ class KeyedRunEngine:
         run.step_index += 1
         run.execution = None
         work.record_dirty = True
-        self._progress = True
         self._stats.actions_completed += 1
 
     def _fail_run(self, work: _KeyWork, error: BaseException) -> None:
@@ -492,7 +482,6 @@ class KeyedRunEngine:
         run = work.run
         execution, run.execution = run.execution, None
         self._stats.actions_failed += 1
-        self._progress = True
         event_name = "InputEvent"
         action_name = "?"
         if execution is not None:
@@ -526,7 +515,6 @@ class KeyedRunEngine:
         if work.stored:
             self._states.pending.remove(run.seq)
         work.record_dirty = False
-        self._progress = True
 
     def _keep_counter(self, work: _KeyWork) -> None:
         if not work.keeps_counter:

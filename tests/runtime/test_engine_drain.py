@@ -6,7 +6,11 @@ import pytest
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import Event, InputEvent, OutputEvent
 from flink_agents_ltm.runtime.harness import AgentHarness
-from flink_agents_ltm.runtime.keyed_runs import DRAIN_BASE, AgentActionError
+from flink_agents_ltm.runtime.keyed_runs import (
+    DRAIN_BASE,
+    DRAIN_ROUNDS_PER_INPUT,
+    AgentActionError,
+)
 
 
 def double(n):
@@ -72,7 +76,7 @@ def test_the_drain_does_not_need_a_timer_registered_during_it():
     registered_before = {t.timestamp for t in harness.timers() if t.event_time}
     harness.end_input(late_timers_fire=False)
     assert sorted(harness.outputs) == expected_outputs()
-    assert registered_before == {DRAIN_BASE + r for r in range(2 * PER_KEY)}
+    assert registered_before == {DRAIN_BASE + r for r in range(DRAIN_ROUNDS_PER_INPUT * PER_KEY)}
     assert harness.timers() == []
 
 

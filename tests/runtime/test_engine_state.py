@@ -8,6 +8,7 @@ from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 from flink_agents_ltm.runtime.harness import AgentHarness
+from flink_agents_ltm.runtime.keyed_runs import DRAIN_ROUNDS_PER_INPUT
 
 ENGINE_STATES = ("next_seq", "busy", "pending", "run")
 
@@ -35,7 +36,7 @@ def test_keys_whose_work_ended_leave_no_engine_state_and_no_timers():
         for k in range(50):
             harness.process_element((f"k{k}", n))
     assert engine_entries(harness) == {"next_seq": 50, "busy": 50, "pending": 150, "run": 0}
-    assert len(harness.timers()) == 50 * (1 + 2 * 3)  # a poll timer and 6 drain rounds each
+    assert len(harness.timers()) == 50 * (1 + DRAIN_ROUNDS_PER_INPUT * 3)  # poll, drain rounds
     while harness.pool.pending():
         harness.pool.complete_all()
         harness.advance(0.005)
