@@ -137,3 +137,20 @@ def test_process_mode_with_one_record_bundles_finishes_actions_parked_at_the_end
         {"python.execution-mode": "process", "python.fn-execution.bundle.size": "1"},
         **{AgentsOptions.ASYNC_CAPACITY.key: 8})
     assert sorted(results) == sorted((k, n) for n in range(2) for k in range(4))
+
+
+def test_a_key_selector_that_raises_fails_the_job_saying_it_was_the_key_selector(flink_env):
+    def customer(record):
+        return {"a": "ann"}[record[0]]
+
+    with pytest.raises(Py4JJavaError) as failure:
+        env = flink_env(**{"restart-strategy.type": "none"})
+        agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
+        stream = env.from_collection([("a", 0), ("b", 1)],
+                                     type_info=Types.TUPLE([Types.STRING(), Types.INT()]))
+        out = agents_env.from_datastream(stream, key_selector=customer).apply(OrderAgent())
+        list(out.to_datastream().execute_and_collect())
+    message = str(failure.value)
+    assert ("KeySelectorError'>: the key selector test_a_key_selector_that_raises_fails_the_job_"
+            "saying_it_was_the_key_selector.<locals>.customer given to from_datastream failed "
+            "on the record ('b', 1): KeyError: 'b'") in message
