@@ -71,16 +71,9 @@ def bad_job(flink_env, what, **options):
 
 @pytest.mark.parametrize("what, cause", [
     ("raise", "ValueError: this input is malformed"),
-    ("unknown-event", "no action listens to Unheard"),
-    ("missing-resource", "no resource named 'no_such_model'"),
-    ("unserializable", "cannot be recorded in Flink state"),
-    ("failing-call", "DurableCallError: durable call runtime.agents_for_tests.broken_call failed: "
-                     "ConnectionError"),
     ("mailbox-misuse", "ctx.short_term_memory of action 'handle' (key 'bad') was used off the "
                        "mailbox thread"),
-    ("timeout", "DurableCallTimeoutError: durable call runtime.agents_for_tests.sleep_then did not "
-                 "finish within 0.3 s"),
-])
+])  # every other kind of failure: on the harness (test_engine_errors)
 def test_a_failing_action_fails_the_job_with_an_error_naming_the_action_and_key(
         flink_env, what, cause):
     with pytest.raises(Py4JJavaError) as failure:

@@ -11,6 +11,7 @@ from flink_agents_ltm.api.events import Event, InputEvent, OutputEvent
 from flink_agents_ltm.runtime.agent_operator import CheckedKeySelector, KeySelectorError
 from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_runs import AgentActionError
+from runtime.agents_for_tests import BadInputAgent
 
 
 def echo(value):
@@ -69,6 +70,32 @@ def test_fail_mode_raises_one_line_naming_the_action_agent_key_and_input():
         "action 'confirm' of agent BillingAgent failed for key 'a' (input #0: ('a', 7, True), "
         "Charged): ValueError: the payment provider refused")
     assert harness.outputs == []
+
+
+@pytest.mark.parametrize("what, cause", [
+    ("raise", "ValueError: this input is malformed"),
+    ("unknown-event", "ValueError: no action listens to Unheard"),
+    ("missing-resource", "MissingResourceError: no resource named 'no_such_model'"),
+    ("unserializable", "DurableResultNotSerializableError: durable call _thread.allocate_lock "
+                       "returned a lock, which cannot be recorded in Flink state"),
+    ("failing-call", "DurableCallError: durable call runtime.agents_for_tests.broken_call failed: "
+                     "ConnectionError: the backend is down"),
+    ("timeout", "DurableCallTimeoutError: durable call runtime.agents_for_tests.sleep_then did not "
+                "finish within 0.3 s (agents.durable-async.timeout-ms)"),
+])
+def test_each_kind_of_failing_action_names_the_action_key_input_and_cause(what, cause):
+    harness = AgentHarness(BadInputAgent(), config={"agents.durable-async.timeout-ms": 300})
+    with pytest.raises(AgentActionError) as failure:
+        harness.process_element(("bad", 1, what))
+        while True:  # run the calls as they come; a timeout lets time pass instead
+            if what == "timeout":
+                harness.advance(0.31)
+            else:
+                harness.pool.run()
+                harness.advance(0.005)
+    assert str(failure.value).startswith(
+        f"action 'handle' of agent BadInputAgent failed for key 'bad' (input #0: ('bad', 1, "
+        f"'{what}'), InputEvent): {cause}")
 
 
 class SleepingAgent(Agent):
