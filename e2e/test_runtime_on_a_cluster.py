@@ -30,10 +30,13 @@ def store_of(cluster, name):
 
 
 def job_args(cluster, scratch, store, job_id, mode, events):
+    store_file = scratch / f"{job_id}-store.json"  # the password stays off command lines
+    store_file.touch(mode=0o600)
+    store_file.write_text(json.dumps(store))
     return [str(ROOT / "scripts" / "flink-cluster"), "run", "--dir", str(cluster.folder),
             "-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", job_id, "--mode", mode,
             "--events", str(events), "--keys", str(KEYS), "--rate", "400",
-            "--vector-store", json.dumps(store), "--base-dir", str(scratch)]
+            "--vector-store-file", str(store_file), "--base-dir", str(scratch)]
 
 
 def results_of(stdout):

@@ -1,7 +1,7 @@
 """A bounded, throttled stream through an agent that counts and remembers every input.
 
     scripts/flink-cluster run -py e2e/jobs/counting_job.py -pyfs e2e/jobs -- \\
-        --job-id my-job --events 3200 --keys 64 --rate 400 --vector-store '<json>'
+        --job-id my-job --events 3200 --keys 64 --rate 400 --vector-store-file store.json
 
 The source is a NumberSequenceSource slowed by a Python map to about ``--rate`` events per
 second; input n goes to key ``k{n % keys}``. Prints one ``RESULT {json}`` line per output
@@ -39,8 +39,9 @@ def main() -> None:
     parser.add_argument("--checkpoint-interval-ms", type=int, default=1000)
     parser.add_argument("--bundle-size", type=int, default=1,
                         help="python.fn-execution.bundle.size (1: the worst case at the end)")
-    parser.add_argument("--vector-store", required=True,
-                        help="LongTermMemoryOptions.VECTOR_STORE as JSON")
+    parser.add_argument("--vector-store-file", required=True,
+                        help="a file holding LongTermMemoryOptions.VECTOR_STORE as JSON (a file, "
+                             "so that its password is in no command line)")
     parser.add_argument("--base-dir", help="LongTermMemoryOptions.BASE_DIR")
     args = parser.parse_args()
 
@@ -60,7 +61,8 @@ def main() -> None:
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     agents = agents_env.get_config()
     agents.set(AgentsOptions.JOB_ID, args.job_id)
-    agents.set(LongTermMemoryOptions.VECTOR_STORE, json.loads(args.vector_store))
+    with open(args.vector_store_file) as store:
+        agents.set(LongTermMemoryOptions.VECTOR_STORE, json.load(store))
     agents.set(LongTermMemoryOptions.EMBEDDING_MODEL_SETUP, "hashing")
     if args.base_dir:
         agents.set(LongTermMemoryOptions.BASE_DIR, args.base_dir)
