@@ -63,7 +63,7 @@ java-demo: $(STAMP)  ## run the Java agent job on a local mini-cluster of PyFlin
 	cd java-bridge && mvn -o -q -B compile
 	java-bridge/run-local $(ARGS)
 
-bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients against raw calls, Java bridge, async throughput, memory at scale)
+bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients against raw calls, Java bridge, async throughput, memory at scale, state per key, recovery)
 	$(PY) -m bench.ltm_overhead
 	$(PY) -m bench.vector_store_overhead
 	$(PY) -m bench.java_bridge_overhead
@@ -73,6 +73,8 @@ bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients a
 	$(PY) -m bench.coalesced_embedding
 	$(PY) -m bench.footprint
 	$(PY) -m bench.idempotent_add
+	$(PY) -m bench.state_per_key
+	$(PY) -m bench.recovery_time
 
 lint: $(STAMP)  ## ruff, and the import contracts of the layers (lint-imports)
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench

@@ -1,6 +1,7 @@
-"""One pgvector server and one standalone Flink cluster per session, both started by the
-project's scripts (scripts/pgvector-server, scripts/flink-cluster) on free loopback ports,
-and both stopped by their PIDs at the end of the session, whatever happened."""
+"""One pgvector server and one standalone Flink cluster (a JobManager, two TaskManagers) per
+session, both started by the project's scripts (scripts/pgvector-server,
+scripts/flink-cluster) on free loopback ports, and both stopped by their PIDs at the end of
+the session, whatever happened."""
 
 import shutil
 import subprocess
@@ -44,8 +45,8 @@ def cluster():
         stack.callback(run_script, "flink-cluster", "stop", "--dir", str(folder), check=False)
         rest_port = free_port()
         started = time.monotonic()
-        run_script("flink-cluster", "start", "--dir", str(folder), "--rest-port",
-                   str(rest_port), "--rpc-port", str(free_port()), timeout=180)
+        run_script("flink-cluster", "start", "--dir", str(folder), "--taskmanagers", "2",
+                   "--rest-port", str(rest_port), "--rpc-port", str(free_port()), timeout=300)
         yield Cluster(folder, rest_port, vector_store, time.monotonic() - started)
 
 

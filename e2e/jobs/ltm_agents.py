@@ -7,6 +7,8 @@ import time
 
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent, OutputEvent
+from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
+from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 
 
 def meet_the_other_workers(folder, workers, timeout_s=15.0):
@@ -38,3 +40,29 @@ class NoteTakingAgent(Agent):
                                                         *rendezvous)
         ctx.send_event(OutputEvent(json.dumps({
             "key": key, "n": n, "id": note_id, "seen": seen, "pid": os.getpid()})))
+
+
+def remember(events, key, n):
+    """On a worker thread: one row in the store per input, naming the process that wrote it
+    and when (the failover test checks that no worker of a killed TaskManager wrote later)."""
+    [item_id] = events.add(f"{key} event {n}", {"pid": os.getpid(), "written_at": time.time()})
+    return item_id
+
+
+class CountingAgent(Agent):
+    """Counts its key's inputs in short-term memory and remembers each in long-term memory;
+    one output per input: ``{"key", "n", "count", "id", "pid"}``."""
+
+    @embedding_model_setup
+    def hashing():
+        return ResourceDescriptor(HashingEmbedding)
+
+    @action(InputEvent)
+    async def count(event, ctx):
+        key, n = event.input
+        count = (ctx.short_term_memory.get("count") or 0) + 1
+        ctx.short_term_memory.set("count", count)
+        events = ctx.long_term_memory.get_memory_set("events")
+        item_id = await ctx.durable_execute_async(remember, events, key, n)
+        ctx.send_event(OutputEvent(json.dumps({"key": key, "n": n, "count": count,
+                                               "id": item_id, "pid": os.getpid()})))

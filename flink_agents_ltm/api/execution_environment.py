@@ -64,8 +64,9 @@ class AgentsOptions:
         "When full, the operator stops taking input until one finishes (back-pressure).")
     ASYNC_TIMEOUT_MS = ConfigOption(
         "agents.durable-async.timeout-ms", int, 60_000,
-        "Per-call timeout of durable_execute_async; the action then fails. The worker "
-        "thread cannot be interrupted and keeps its slot until the call returns.",
+        "Per-call timeout of durable_execute_async; the action then fails and the call's "
+        "slot is freed. Its worker thread cannot be interrupted and is abandoned until the "
+        "call returns; more than `capacity` abandoned threads fail the job.",
         duration=True)
     ASYNC_POLL_INTERVAL_MS = ConfigOption(
         "agents.durable-async.poll-interval-ms", int, 5,
@@ -86,16 +87,22 @@ class AgentsOptions:
         "agents.error-handling", str, "fail",
         "What a failing action does: 'fail' fails the job (Flink restarts it from the last "
         "checkpoint), 'ignore' logs the error, drops that input's run and goes on.")
+    PROGRESS_INTERVAL_MS = ConfigOption(
+        "agents.progress-interval-ms", int, 10_000,
+        "How often each operator subtask logs a progress line (inputs, actions, durable "
+        "calls) at INFO while it works.", duration=True)
     LONG_TERM_MEMORY_FACTORY = ConfigOption(
         "agents.long-term-memory.factory", str, None,
-        "'module:callable' building the long-term memory as "
-        "callable(job_id, config, mailbox_check, resources=...). Unset: Mem0 "
-        "(Mem0LongTermMemory.from_config).")
+        "Which long-term memory the job builds: 'mem0' (the default), 'in-memory' (tests and "
+        "demos; nothing survives the process), a name registered under the entry point group "
+        "'flink_agents_ltm.long_term_memory', or 'module:callable' called as "
+        "callable(job_id, config, mailbox_check, resources=...).")
 
     VALIDATORS = {
         ASYNC_CAPACITY.key: _positive,
         ASYNC_TIMEOUT_MS.key: _positive,
         ASYNC_POLL_INTERVAL_MS.key: _positive,
+        PROGRESS_INTERVAL_MS.key: _positive,
         SHORT_TERM_MEMORY_TTL_MS.key: _positive,
     }
 

@@ -1,10 +1,11 @@
 """``ctx.chat``: the model/tool loop, run as child steps of the calling action.
 
 Each model call is a durable async call (worker pool; the mailbox goes on with
-other keys while the model thinks). Each tool call is a durable call too: on
-the worker pool for a plain tool, inline on the mailbox thread for a tool that
-takes ``ctx`` (it reads keyed memory, which lives there). All of them are
-recorded in the caller's action state in call order, so a replay after
+other keys while the model thinks), named after the model (``chat model 'x'``).
+Each tool call is a durable call too (``tool 'y'``): on the worker pool for a
+plain tool, inline on the mailbox thread for a tool that takes ``ctx`` (it
+reads keyed memory, which lives there). All of them are recorded in the
+caller's action state in call order, so a replay after
 recovery gets the recorded model answers and tool results instead of calling
 again (unless ``agents.action-state.retained`` is off).
 
@@ -77,7 +78,8 @@ class ChatLoop:
     async def run(self) -> ChatMessage:
         scope = self._open_scope()
         for _ in range(self._max_turns):
-            reply = await DurableCall(self._model.chat, (tuple(self._history), self._tools), {})
+            reply = await DurableCall(self._model.chat, (tuple(self._history), self._tools), {},
+                                      name=f"chat model '{self._model_name}'")
             scope.persist()
             self._history.append(reply)
             if not reply.tool_calls:
@@ -101,10 +103,12 @@ class ChatLoop:
         if problem is not None:
             return f"error: {problem}"
         try:
+            name = f"tool '{call.name}'"
             if tool.wants_context:
                 context = _ScopedToolContext(self._ctx, scope)
-                return self._ctx.durable_execute(tool.invoke, call.arguments, context)
-            return await DurableCall(tool.invoke, (call.arguments,), {})
+                return self._ctx.durable_execute_named(name, tool.invoke, call.arguments,
+                                                       context)
+            return await DurableCall(tool.invoke, (call.arguments,), {}, name=name)
         except DurableCallError as error:
             raise ToolCallError(
                 f"tool '{call.name}' called by chat model '{self._model_name}' failed: "

@@ -1,17 +1,18 @@
-"""Durable calls: results recorded in action state, async ones on a bounded pool.
+"""Durable calls: results recorded in action state under the call's name.
 
 ``ctx.durable_execute_async(fn, ...)`` returns a :class:`DurableCall`; awaiting
-it hands the call to the operator, which runs it on the :class:`WorkerPool`
-and parks the action until it is done, so the mailbox thread goes on with
-other keys. The pool holds at most ``capacity`` calls in flight: submitting
-to a full pool blocks the mailbox thread until one finishes, which is Flink
-back-pressure (input stops being taken, nothing is dropped).
+it hands the call to the operator, which runs it on its worker pool and parks
+the action until it is done, so the mailbox thread goes on with other keys.
+``ctx.durable_execute`` runs inline. Either way the result is recorded with the
+call's name (:func:`call_name`, the function's qualified name), in call order:
+a replay after recovery returns the recorded result only to a call of the same
+name at the same index, and fails with :class:`NonDeterministicReplayError`
+otherwise.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as futures
-import threading
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -30,31 +31,57 @@ class DurableResultNotSerializableError(TypeError):
     """A durable call returned a value that cannot be recorded in Flink state."""
 
 
+class NonDeterministicReplayError(RuntimeError):
+    """A replayed action made a durable call other than the one recorded at its index."""
+
+
+class UnsupportedAwaitableError(TypeError):
+    """An action awaited something that is not a durable call (``asyncio.sleep``, ...)."""
+
+
+def call_name(fn: Callable[..., Any]) -> str:
+    """The identity of a call in action state: ``module.QualifiedName`` of the function
+    (of the wrapped one for ``functools.partial``, of the class for a callable object)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    target = fn if hasattr(fn, "__qualname__") else type(fn)
+    module = getattr(target, "__module__", None)
+    qualname = getattr(target, "__qualname__", None) or repr(target)
+    return f"{module}.{qualname}" if module else qualname
+
+
 def describe(fn: Callable[..., Any]) -> str:
+    """The short name of a function for messages (its qualified name)."""
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-def recordable(fn: Callable[..., Any], result: Any) -> Any:
+def recordable(name: str, result: Any) -> Any:
     """``result`` if it can be stored in action state (pickled), else a clear error."""
     try:
         cloudpickle.dumps(result)
     except Exception as error:
         raise DurableResultNotSerializableError(
-            f"durable call {describe(fn)} returned a {type(result).__name__}, which cannot be "
+            f"durable call {name} returned a {type(result).__name__}, which cannot be "
             f"recorded in Flink state ({type(error).__name__}: {error}); return plain data "
             "(str, numbers, lists, dicts, dataclasses) instead") from error
     return result
 
 
 class DurableCall:
-    """An awaitable durable call; only the agent runtime drives it."""
+    """An awaitable durable call; only the agent runtime drives it.
 
-    def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict):
+    ``name`` identifies the call in action state (default: :func:`call_name` of
+    ``fn``); ``ctx.chat`` names its model and tool calls after the model and tool.
+    """
+
+    def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict,
+                 name: str | None = None):
         if not callable(fn):
             raise TypeError(f"durable_execute_async needs a callable, got {type(fn).__name__}")
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
+        self.name = name or call_name(fn)
 
     def run(self) -> Any:
         return self.fn(*self.args, **self.kwargs)
@@ -62,35 +89,5 @@ class DurableCall:
     def __await__(self):
         return (yield self)
 
-
-class WorkerPool:
-    """At most ``capacity`` durable calls running at once, for one operator subtask."""
-
-    def __init__(self, capacity: int, name: str):
-        self._capacity = capacity
-        self._executor = futures.ThreadPoolExecutor(capacity, thread_name_prefix=name)
-        self._running: set[futures.Future] = set()
-        self._lock = threading.Lock()
-
-    def submit(self, call: DurableCall) -> futures.Future:
-        """Start ``call``; blocks while ``capacity`` calls are running (back-pressure)."""
-        while True:
-            with self._lock:
-                self._running = {f for f in self._running if not f.done()}
-                if len(self._running) < self._capacity:
-                    future = self._executor.submit(call.run)
-                    self._running.add(future)
-                    return future
-                running = set(self._running)
-            futures.wait(running, return_when=futures.FIRST_COMPLETED)
-
-    def wait_any(self, timeout: float) -> None:
-        """Block until a running call finishes, or ``timeout`` seconds."""
-        with self._lock:
-            running = {f for f in self._running if not f.done()}
-        if running:
-            futures.wait(running, timeout=timeout, return_when=futures.FIRST_COMPLETED)
-
-    def close(self) -> None:
-        """Stop taking calls; running ones finish on their own (threads cannot be killed)."""
-        self._executor.shutdown(wait=False, cancel_futures=True)
+    def __repr__(self) -> str:
+        return f"DurableCall({self.name})"

@@ -47,13 +47,14 @@ MEMORY_OPERATIONS = (
 )
 GAUGES = (
     ("durable_calls_in_flight", "durableCallsInFlight"),
+    ("durable_calls_abandoned", "durableCallsAbandoned"),
     ("keys_parked", "keysParked"),
     ("inputs_waiting", "inputsWaiting"),
 )
 
 
 class OperatorStats:
-    """Totals of one operator subtask since it opened, and three current levels."""
+    """Totals of one operator subtask since it opened, and four current levels."""
 
     __slots__ = tuple(a for a, _ in COUNTERS + MEMORY_OPERATIONS + GAUGES)
 
@@ -78,7 +79,7 @@ class OperatorStats:
         return {a: getattr(self, a) for a in self.__slots__}
 
     def summary(self) -> str:
-        """One line of totals, for the log."""
+        """One line of totals, for the log when the operator closes."""
         return (
             f"{self.inputs_received} input(s); actions {self.actions_started} started, "
             f"{self.actions_completed} completed, {self.actions_failed} failed; durable calls "
@@ -88,8 +89,18 @@ class OperatorStats:
             f"memory operations {self.memory_adds} add, {self.memory_gets} get, "
             f"{self.memory_searches} search, {self.memory_deletes} delete; "
             f"{self.memory_events_emitted} memory event(s); left: "
-            f"{self.durable_calls_in_flight} call(s) in flight, {self.keys_parked} key(s) "
-            f"parked, {self.inputs_waiting} input(s) waiting")
+            f"{self.durable_calls_in_flight} call(s) in flight, {self.durable_calls_abandoned} "
+            f"abandoned, {self.keys_parked} key(s) parked, {self.inputs_waiting} input(s) "
+            "waiting")
+
+    def progress(self) -> str:
+        """One short line of where the operator stands, for the periodic progress log."""
+        return (
+            f"{self.inputs_received} input(s) ({self.inputs_waiting} waiting, "
+            f"{self.keys_parked} key(s) parked); actions {self.actions_completed} completed, "
+            f"{self.actions_failed} failed; durable calls {self.durable_calls_completed} "
+            f"completed, {self.durable_calls_in_flight} in flight, "
+            f"{self.durable_calls_timed_out} timed out")
 
 
 class OperatorMetrics:

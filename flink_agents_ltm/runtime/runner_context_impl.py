@@ -2,8 +2,10 @@
 
 It lives on the mailbox thread: everything but the long-term memory sets and
 the awaitable returned by ``durable_execute_async`` is mailbox-only. Durable
-results are looked up in, and appended to, the step's record, in call order,
-which is what makes a replay after recovery return them instead of calling.
+results are looked up in, and appended to, the step's record under the call's
+name, in call order, which is what makes a replay after recovery return them
+instead of calling. An inline durable call runs at its write position
+(``call<k>``), like a call on the worker pool.
 """
 
 from __future__ import annotations
@@ -14,36 +16,14 @@ from typing import Any
 from flink_agents_ltm.api.chat_models import BaseChatModelSetup, ChatMessage, MessageRole
 from flink_agents_ltm.api.events import Event, MemoryEvent, OutputEvent
 from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MailboxThreadError
+from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.api.runner_context import MemoryObject, RunnerContext
 from flink_agents_ltm.api.tools import Tool, tool
 from flink_agents_ltm.runtime.chat_loop import ChatLoop
-from flink_agents_ltm.runtime.durable import DurableCall, DurableCallError, describe, recordable
+from flink_agents_ltm.runtime.durable import DurableCall, DurableCallError, call_name, recordable
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject, KeyedMemoryStore
-
-
-class Step:
-    """What one action execution produced so far, and the durable results it may replay."""
-
-    def __init__(self, recorded_calls: list[Any], on_replay: Callable[[], None] | None = None):
-        self.recorded_calls = recorded_calls  # shared with the run's record
-        self.next_call = 0
-        self._on_replay = on_replay  # told of each recorded result returned instead of a call
-        self.sent: list[Event] = []
-        self.outputs: list[Any] = []
-
-    def replay(self) -> tuple[bool, Any]:
-        """``(True, result)`` if the next call was recorded before a failure."""
-        if self.next_call < len(self.recorded_calls):
-            self.next_call += 1
-            if self._on_replay is not None:
-                self._on_replay()
-            return True, self.recorded_calls[self.next_call - 1]
-        return False, None
-
-    def record(self, result: Any) -> None:
-        self.recorded_calls.append(result)
-        self.next_call += 1
+from flink_agents_ltm.runtime.step import Step
 
 
 class RunnerContextImpl(RunnerContext):
@@ -114,16 +94,24 @@ class RunnerContextImpl(RunnerContext):
         return self._resources(name, resource_type)
 
     def durable_execute(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if not callable(fn):
+            raise TypeError(f"durable_execute needs a callable, got {type(fn).__name__}")
+        return self.durable_execute_named(call_name(fn), fn, *args, **kwargs)
+
+    def durable_execute_named(self, name: str, fn: Callable[..., Any], *args: Any,
+                              **kwargs: Any) -> Any:
+        """``durable_execute`` recorded under ``name`` (``ctx.chat`` names tool calls)."""
         self.check_mailbox("durable_execute")
-        replayed, result = self._step.replay()
+        replayed, result = self._step.replay(name)
         if replayed:
             return result
         try:
-            result = fn(*args, **kwargs)
+            with write_position(self._step.position):
+                result = fn(*args, **kwargs)
         except Exception as error:
-            raise DurableCallError(f"durable call {describe(fn)} failed: "
+            raise DurableCallError(f"durable call {name} failed: "
                                    f"{type(error).__name__}: {error}") from error
-        self._step.record(recordable(fn, result))
+        self._step.record(name, recordable(name, result))
         self._on_record()
         return result
 

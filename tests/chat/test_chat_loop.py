@@ -24,7 +24,8 @@ from flink_agents_ltm.runtime.durable import DurableCall, DurableCallError, reco
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
-from flink_agents_ltm.runtime.runner_context_impl import RunnerContextImpl, Step
+from flink_agents_ltm.runtime.runner_context_impl import RunnerContextImpl
+from flink_agents_ltm.runtime.step import Step
 
 
 @tool
@@ -79,16 +80,16 @@ def drive(coroutine, step):
             return done.value
         assert isinstance(call, DurableCall)
         send, throw = None, None
-        replayed, send = step.replay()
+        replayed, send = step.replay(call.name)
         if replayed:
             continue
         try:
-            send = recordable(call.fn, call.run())
+            send = recordable(call.name, call.run())
         except Exception as error:
             throw = DurableCallError(f"durable call failed: {error}")
             throw.__cause__ = error
             continue
-        step.record(send)
+        step.record(call.name, send)
 
 
 def script(*answers):

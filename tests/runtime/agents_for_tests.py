@@ -179,6 +179,16 @@ class OrderAgent(Agent):
                                     ctx.short_term_memory.get("last"))))
 
 
+class SleepyAgent(Agent):
+    """Input ``(key, n, seconds)``: one durable call that sleeps, then an output."""
+
+    @action(InputEvent)
+    async def nap(event, ctx):
+        key, n, seconds = event.input
+        await ctx.durable_execute_async(time.sleep, seconds)
+        ctx.send_event(OutputEvent((key, n)))
+
+
 # ----------------------------------------------------------------- bad input
 
 def sleep_then(seconds, value):

@@ -8,12 +8,7 @@ from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent, MemoryUpdateEvent, OutputEvent
 from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from runtime.agents_for_tests import (
-    broken_call,
-    log_call,
-    sleep_then,
-    wait_for_two_more_checkpoints,
-)
+from runtime.agents_for_tests import broken_call, sleep_then
 
 
 def wait_for_file(path):
@@ -53,24 +48,3 @@ class MetricsAgent(Agent):
     @action(MemoryUpdateEvent)
     def observe(event, ctx):
         ctx.send_event(OutputEvent(("observed", ctx.key, event.observation.op.value)))
-
-
-class ReplayAgent(Agent):
-    """Input ``(key, n, work_dir, is_trigger)``. The trigger input records a durable call,
-    waits for two checkpoints, and fails once; after the restart the recorded call is
-    replayed and the action then waits for ``<work_dir>/release``. Other inputs make no
-    durable call, so every replay comes from the trigger."""
-
-    @action(InputEvent)
-    async def handle(event, ctx):
-        key, n, work_dir, is_trigger = event.input
-        if is_trigger:
-            await ctx.durable_execute_async(log_call, work_dir, key, n)
-            marker = os.path.join(work_dir, "failed-once")
-            if not os.path.exists(marker):
-                await ctx.durable_execute_async(wait_for_two_more_checkpoints,
-                                                os.path.join(work_dir, "checkpoints"))
-                open(marker, "w").close()
-                raise RuntimeError("injected failure after a completed checkpoint")
-            await ctx.durable_execute_async(wait_for_file, os.path.join(work_dir, "release"))
-        ctx.send_event(OutputEvent((key, n)))

@@ -1,0 +1,249 @@
+"""Keyed state left behind by keys whose work ended: entries and checkpoint bytes per key.
+
+100k distinct keys, each processed once by an action that parks on a durable call (so
+each key *has work* in keyed state for a while), for two agents: one that never writes
+long-term memory (target: 0 entries per finished key) and one that adds one item per
+input (target: 1 entry, its input counter, which replay-stable item ids need).
+
+* entries: the engine on the in-memory harness, counted exactly after every key finished,
+  and at the peak while all of them were parked;
+* checkpoint bytes: the same agents in a job on PyFlink's mini-cluster (thread mode,
+  HashMap state backend), the size of a checkpoint taken after every key finished, for
+  1k and for 100k keys; bytes per key is the difference divided by the keys added.
+
+The long-term memory is a counter of items (``CountingMemory``): the bench measures the
+runtime's state, not Mem0.
+
+    python -m bench.state_per_key [--keys 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from flink_agents_ltm.api.agent import Agent, action
+from flink_agents_ltm.api.events import InputEvent, OutputEvent
+from flink_agents_ltm.api.memory.long_term_memory import (
+    BaseLongTermMemory,
+    MemorySet,
+    MemorySetItem,
+)
+from flink_agents_ltm.api.memory.observation import ActionMemoryOutcome
+
+ROOT = Path(__file__).resolve().parents[1]
+TAIL = 40  # slow inputs of one more key after the distinct ones: checkpoints complete meanwhile
+
+
+class CountingMemory(BaseLongTermMemory):
+    """A long-term memory that only counts the items each action adds."""
+
+    def __init__(self) -> None:
+        self._context: tuple[Any, str | None, bool] = (None, None, False)
+        self._added: dict[str, int] = defaultdict(int)
+        self._lock = threading.Lock()
+
+    def switch_context(self, partition_key: Any, observation_id: str | None = None,
+                       observation_suppressed: bool = False) -> None:
+        self._context = (partition_key, observation_id, observation_suppressed)
+
+    def end_action(self, observation_id: str, completed: bool) -> ActionMemoryOutcome:
+        with self._lock:
+            return ActionMemoryOutcome((), self._added.pop(observation_id, 0))
+
+    def close(self) -> None:
+        pass
+
+    def get_memory_set(self, name: str) -> MemorySet:
+        key, observation_id, suppressed = self._context
+        return MemorySet(name=name, partition_key=str(key), observation_id=observation_id,
+                         observation_suppressed=suppressed, ltm=self)
+
+    def delete_memory_set(self, name: str) -> bool:
+        return False
+
+    def add(self, memory_set: MemorySet, memory_items: str | Sequence[str],
+            metadatas: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
+            ) -> list[str]:
+        items = [memory_items] if isinstance(memory_items, str) else list(memory_items)
+        with self._lock:
+            self._added[memory_set.observation_id or ""] += len(items)
+        return [uuid.uuid4().hex for _ in items]
+
+    def get(self, memory_set: MemorySet, ids: Any = None, filters: Any = None,
+            limit: int = 100) -> list[MemorySetItem]:
+        return []
+
+    def search(self, memory_set: MemorySet, query: str, limit: int = 10, filters: Any = None,
+               **kwargs: Any) -> list[MemorySetItem]:
+        return []
+
+    def delete(self, memory_set: MemorySet, ids: Any = None) -> list[str]:
+        return []
+
+
+def counting_memory(job_id, config, mailbox_check, *, resources) -> CountingMemory:
+    """``agents.long-term-memory.factory`` of the job."""
+    return CountingMemory()
+
+
+def nap(n, pause_s):
+    time.sleep(pause_s)
+    return n
+
+
+class ForgetfulAgent(Agent):
+    """Never writes long-term memory."""
+
+    @action(InputEvent)
+    async def handle(event, ctx):
+        n, pause_s = event.input
+        ctx.send_event(OutputEvent(await ctx.durable_execute_async(nap, n, pause_s)))
+
+
+class NoteTakingAgent(Agent):
+    """Adds one long-term-memory item per input."""
+
+    @action(InputEvent)
+    async def handle(event, ctx):
+        notes = ctx.long_term_memory.get_memory_set("notes")
+        await ctx.durable_execute_async(notes.add, f"input {event.input[0]}")
+        ctx.send_event(OutputEvent(event.input[0]))
+
+
+AGENTS = [("never writes long-term memory", ForgetfulAgent, 0),
+          ("adds one item per input", NoteTakingAgent, 1)]
+
+
+# ---------------------------------------------------------------------- entries (harness)
+
+
+def entries_on_the_harness(agent_class: type[Agent], keys: int) -> tuple[int, int, float]:
+    """``(peak entries, entries at the end, seconds)`` for ``keys`` keys processed once."""
+    from flink_agents_ltm.runtime.harness import AgentHarness
+
+    harness = AgentHarness(agent_class(), memory=CountingMemory,
+                           config={"agents.durable-async.capacity": keys})
+    started = time.perf_counter()
+    for n in range(keys):
+        harness.process_element((n, 0.0))
+    peak = sum(harness.state_entries().values()) + len(harness.timers())
+    harness.pool.complete_all()
+    harness.advance(0.01)
+    assert len(harness.outputs) == keys
+    end = sum(harness.state_entries().values()) + len(harness.timers())
+    return peak, end, time.perf_counter() - started
+
+
+# ---------------------------------------------------------------------- checkpoints (Flink)
+
+
+def checkpoint_bytes(agent: Agent, keys: int, scratch: str, factory: str | None) -> int:
+    """Size of a checkpoint completed after all ``keys`` keys finished their work."""
+    from pyflink.common import Configuration, Types, WatermarkStrategy
+    from pyflink.datastream import StreamExecutionEnvironment
+    from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+    from flink_agents_ltm.api.execution_environment import (
+        AgentsExecutionEnvironment,
+        AgentsOptions,
+    )
+
+    checkpoints = os.path.join(scratch, f"ckpt-{uuid.uuid4().hex[:8]}")
+    conf = Configuration()
+    for key, value in {
+        "python.execution-mode": "thread",
+        "python.pythonpath": os.pathsep.join([sysconfig.get_paths()["purelib"], str(ROOT)]),
+        "python.executable": sys.executable,
+        "python.client.executable": sys.executable,
+        "restart-strategy.type": "none",
+        "parallelism.default": "1",
+        "state.backend.type": "hashmap",
+        "execution.checkpointing.interval": "500 ms",
+        "execution.checkpointing.dir": f"file://{checkpoints}",
+    }.items():
+        conf.set_string(key, value)
+    env = StreamExecutionEnvironment.get_execution_environment(conf)
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
+    agents_env.get_config().set(AgentsOptions.ASYNC_CAPACITY, 64)
+    if factory:
+        agents_env.get_config().set(AgentsOptions.LONG_TERM_MEMORY_FACTORY, factory)
+
+    def to_input(n, keys=keys):
+        if n < keys:
+            return (n, 0.001)
+        import time
+        time.sleep(0.25)
+        return (-1, 0.0)  # the tail key: keeps the job running while checkpoints complete
+
+    numbers = env.from_source(NumberSequenceSource(0, keys + TAIL - 1),
+                              WatermarkStrategy.no_watermarks(), "numbers")
+    stream = numbers.map(to_input, output_type=Types.TUPLE([Types.LONG(), Types.DOUBLE()]))
+    out = agents_env.from_datastream(stream, key_selector=lambda r: r[0]).apply(agent)
+    seen, measured = 0, None
+    with out.to_datastream().execute_and_collect() as results:
+        for _ in results:
+            seen += 1
+            if seen == keys:  # every distinct key finished: measure a later checkpoint
+                measured = _size_of_a_later_checkpoint(checkpoints)
+    assert measured is not None, f"only {seen} outputs"
+    return measured
+
+
+def _completed(checkpoints: str) -> list[Path]:
+    return sorted((p.parent for p in Path(checkpoints).glob("*/chk-*/_metadata")),
+                  key=lambda p: int(p.name.split("-")[1]))
+
+
+def _size_of_a_later_checkpoint(checkpoints: str) -> int:
+    before = _completed(checkpoints)
+    last = int(before[-1].name.split("-")[1]) if before else 0
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        later = [p for p in _completed(checkpoints) if int(p.name.split("-")[1]) >= last + 2]
+        if later:
+            return sum(f.stat().st_size for f in later[0].rglob("*") if f.is_file())
+        time.sleep(0.05)
+    raise TimeoutError("no checkpoint completed after the keys finished")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, default=100_000)
+    parser.add_argument("--baseline-keys", type=int, default=1_000)
+    args = parser.parse_args()
+    scratch = tempfile.mkdtemp(prefix="flink-agents-ltm-bench-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    os.environ.setdefault("JVM_ARGS", f"-Djava.io.tmpdir={scratch}")
+    os.environ.setdefault("FLINK_LOG_DIR", scratch)
+
+    print(f"{args.keys} distinct keys, each processed once by an action that parks on a "
+          "durable call")
+    print(f"{'agent':<32} {'peak entries':>13} {'entries left':>13} {'per finished key':>17} "
+          f"{'ckpt bytes ' + str(args.baseline_keys // 1000) + 'k keys':>18} "
+          f"{'ckpt bytes ' + str(args.keys // 1000) + 'k keys':>19} {'bytes per key':>14}")
+    for name, agent_class, _target in AGENTS:
+        peak, end, _ = entries_on_the_harness(agent_class, args.keys)
+        factory = None if agent_class is ForgetfulAgent else "bench.state_per_key:counting_memory"
+        small = checkpoint_bytes(agent_class(), args.baseline_keys, scratch, factory)
+        large = checkpoint_bytes(agent_class(), args.keys, scratch, factory)
+        per_key = (large - small) / (args.keys - args.baseline_keys)
+        print(f"{name:<32} {peak:>13} {end:>13} {end / args.keys:>17.2f} {small:>18} "
+              f"{large:>19} {per_key:>14.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

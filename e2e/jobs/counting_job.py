@@ -1,0 +1,89 @@
+"""A bounded, throttled stream through an agent that counts and remembers every input.
+
+    scripts/flink-cluster run -py e2e/jobs/counting_job.py -pyfs e2e/jobs -- \\
+        --job-id my-job --events 3200 --keys 64 --rate 400 --vector-store-file store.json
+
+The source is a NumberSequenceSource slowed by a Python map to about ``--rate`` events per
+second; input n goes to key ``k{n % keys}``. Prints one ``RESULT {json}`` line per output
+(exactly once per input, checkpointing on, as the results arrive) and ``DONE`` at the end.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from pyflink.common import Configuration, Types, WatermarkStrategy
+from pyflink.datastream import StreamExecutionEnvironment
+from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from ltm_agents import CountingAgent  # noqa: E402
+
+from flink_agents_ltm.api.execution_environment import (  # noqa: E402
+    AgentsExecutionEnvironment,
+    AgentsOptions,
+)
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--job-id", required=True)
+    parser.add_argument("--events", type=int, default=3200)
+    parser.add_argument("--keys", type=int, default=64)
+    parser.add_argument("--rate", type=float, default=400, help="events per second")
+    parser.add_argument("--mode", default="process", choices=["process", "thread"])
+    parser.add_argument("--parallelism", type=int, default=2)
+    parser.add_argument("--checkpoint-interval-ms", type=int, default=1000)
+    parser.add_argument("--bundle-size", type=int, default=1,
+                        help="python.fn-execution.bundle.size (1: the worst case at the end)")
+    parser.add_argument("--vector-store-file", required=True,
+                        help="a file holding LongTermMemoryOptions.VECTOR_STORE as JSON (a file, "
+                             "so that its password is in no command line)")
+    parser.add_argument("--base-dir", help="LongTermMemoryOptions.BASE_DIR")
+    args = parser.parse_args()
+
+    config = Configuration()
+    for key, value in {
+        "python.execution-mode": args.mode,
+        "python.fn-execution.bundle.size": str(args.bundle_size),
+        "execution.checkpointing.interval": f"{args.checkpoint_interval_ms} ms",
+        "restart-strategy.type": "fixed-delay",
+        "restart-strategy.fixed-delay.attempts": "3",
+        "restart-strategy.fixed-delay.delay": "1 s",
+    }.items():
+        config.set_string(key, value)
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(args.parallelism)
+
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
+    agents = agents_env.get_config()
+    agents.set(AgentsOptions.JOB_ID, args.job_id)
+    with open(args.vector_store_file) as store:
+        agents.set(LongTermMemoryOptions.VECTOR_STORE, json.load(store))
+    agents.set(LongTermMemoryOptions.EMBEDDING_MODEL_SETUP, "hashing")
+    if args.base_dir:
+        agents.set(LongTermMemoryOptions.BASE_DIR, args.base_dir)
+
+    pause_s = args.parallelism / args.rate  # each source subtask emits its share
+
+    def throttled(n, keys=args.keys, pause_s=pause_s):
+        import time
+        time.sleep(pause_s)
+        return (f"k{n % keys}", n)
+
+    numbers = env.from_source(NumberSequenceSource(0, args.events - 1),
+                              WatermarkStrategy.no_watermarks(), "numbers")
+    inputs = numbers.map(throttled, output_type=Types.TUPLE([Types.STRING(), Types.LONG()]))
+    results = (agents_env.from_datastream(inputs, key_selector=lambda r: r[0])
+               .apply(CountingAgent()).to_datastream())
+    with results.execute_and_collect(f"counting-{args.job_id}") as lines:
+        for line in lines:
+            print("RESULT " + line, flush=True)
+    print("DONE", flush=True)
+
+
+if __name__ == "__main__":
+    main()

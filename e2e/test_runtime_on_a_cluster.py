@@ -1,0 +1,157 @@
+"""The runtime's promises on the standalone cluster (two TaskManagers, started by
+scripts/flink-cluster) with long-term memory in pgvector: a bounded, throttled stream gives
+every input exactly one output and exact short-term counters, in process and thread mode;
+a TaskManager killed with SIGKILL mid-run loses nothing, and its Python workers stop at once
+instead of writing on."""
+
+import json
+import signal
+import subprocess
+import time
+import uuid
+from collections import defaultdict
+
+import psycopg2
+import pytest
+
+from tests.pgvector.server import ROOT, run_script
+
+JOB = str(ROOT / "e2e" / "jobs" / "counting_job.py")
+JOB_FOLDER = str(ROOT / "e2e" / "jobs")
+KEYS = 64
+
+pytestmark = pytest.mark.cluster
+
+
+def store_of(cluster, name):
+    store = json.loads(json.dumps(cluster.vector_store))
+    store["config"]["collection_name"] = f"{name}_{uuid.uuid4().hex[:10]}"
+    return store
+
+
+def job_args(cluster, scratch, store, job_id, mode, events):
+    store_file = scratch / f"{job_id}-store.json"  # the password stays off command lines
+    store_file.touch(mode=0o600)
+    store_file.write_text(json.dumps(store))
+    return [str(ROOT / "scripts" / "flink-cluster"), "run", "--dir", str(cluster.folder),
+            "-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", job_id, "--mode", mode,
+            "--events", str(events), "--keys", str(KEYS), "--rate", "400",
+            "--vector-store-file", str(store_file), "--base-dir", str(scratch)]
+
+
+def results_of(stdout):
+    return [json.loads(line[len("RESULT "):]) for line in stdout.splitlines()
+            if line.startswith("RESULT ")]
+
+
+def rows(store):
+    """id -> payload of every row of the store's table, read with plain SQL."""
+    cfg = store["config"]
+    conn = psycopg2.connect(host=cfg["host"], port=cfg["port"], dbname=cfg["dbname"],
+                            user=cfg["user"], password=cfg["password"])
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f'SELECT id::text, payload FROM "{cfg["collection_name"]}"')
+            return dict(cur.fetchall())
+    finally:
+        conn.close()
+
+
+def check_exactly_one_output_per_input_and_exact_counters(results, events):
+    assert sorted(r["n"] for r in results) == list(range(events))
+    counts = defaultdict(list)
+    for r in results:
+        assert r["key"] == f"k{r['n'] % KEYS}", r
+        counts[r["key"]].append((r["n"], r["count"]))
+    for key, seen in counts.items():  # each of the key's inputs counted once: 1, 2, 3, ...
+        # (in arrival order, which at parallelism 2 is not the order of n)
+        assert sorted(count for _, count in seen) == list(range(1, len(seen) + 1)), key
+    assert len(counts) == KEYS
+
+
+@pytest.mark.parametrize("mode, events", [("process", 3200), ("thread", 640)])
+def test_a_throttled_bounded_stream_gives_each_input_one_output_and_exact_counters(
+        cluster, scratch, mode, events):
+    """The shape of issue 7's lost inputs: python.fn-execution.bundle.size 1, checkpoints
+    every second, a throttled source, one pgvector row per input."""
+    store = store_of(cluster, f"matrix_{mode}")
+    client = subprocess.run(job_args(cluster, scratch, store, f"matrix-{mode}", mode, events),
+                            capture_output=True, text=True, timeout=900)
+    assert client.returncode == 0, client.stdout[-3000:] + client.stderr[-3000:]
+    assert client.stdout.rstrip().endswith("DONE")
+    results = results_of(client.stdout)
+    check_exactly_one_output_per_input_and_exact_counters(results, events)
+    stored = rows(store)
+    assert sorted(row["data"] for row in stored.values()) == sorted(
+        f"k{n % KEYS} event {n}" for n in range(events))  # every input's row, once
+    assert {r["id"] for r in results} == set(stored)
+
+
+def status(cluster):
+    return json.loads(run_script("flink-cluster", "status", "--dir", str(cluster.folder),
+                                 "--json").stdout)
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone
+    except OSError:
+        return False
+
+
+def describe(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            command = f.read().replace(b"\0", b" ").decode()[:160]
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[:2]
+        return f"{command} (state {state[0]}, parent {state[1]})"
+    except OSError as error:
+        return str(error)
+
+
+def test_a_taskmanager_killed_mid_run_loses_nothing_and_its_workers_stop_writing(
+        cluster, scratch):
+    events = 1600
+    store = store_of(cluster, "failover")
+    client = subprocess.Popen(job_args(cluster, scratch, store, "failover", "process", events),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while len(lines) < 200:  # mid-run: results arrive with the checkpoints
+            line = client.stdout.readline()
+            assert line, "the job ended before the TaskManager could be killed"
+            if line.startswith("RESULT "):
+                lines.append(line)
+        working = {r["pid"] for r in results_of("".join(lines))}
+        victim = next(tm for tm in status(cluster)["taskmanagers"]
+                      if set(tm["workers"]) & working)
+        run_script("flink-cluster", "kill-taskmanager", "--dir", str(cluster.folder),
+                   str(victim["id"]))
+
+        deadline = time.monotonic() + 30
+        while any(alive(pid) for pid in victim["workers"]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        survivors = {pid: describe(pid) for pid in victim["workers"] if alive(pid)}
+        assert not survivors, f"the killed TaskManager's Python workers go on: {survivors}"
+        workers_gone_at = time.time()
+        written_by_the_dead = [row for row in rows(store).values()
+                               if row["pid"] in victim["workers"]]
+
+        out, err = client.communicate(timeout=900)
+    finally:
+        if client.poll() is None:
+            client.send_signal(signal.SIGTERM)
+            client.wait(timeout=60)
+        run_script("flink-cluster", "restart-taskmanager", "--dir", str(cluster.folder),
+                   str(victim["id"]), timeout=240)
+
+    assert client.returncode == 0, out[-3000:] + err[-3000:]
+    results = results_of("".join(lines) + out)
+    check_exactly_one_output_per_input_and_exact_counters(results, events)
+    after = [row for row in rows(store).values() if row["pid"] in victim["workers"]]
+    assert len(after) == len(written_by_the_dead)  # nothing written after they stopped
+    assert all(row["written_at"] < workers_gone_at for row in after)
+    assert {f"k{n % KEYS} event {n}" for n in range(events)} <= {
+        row["data"] for row in rows(store).values()}

@@ -1,0 +1,203 @@
+"""The coroutine driver: runs one action execution until it completes or parks.
+
+An ``async def`` action is a coroutine the driver steps with ``send`` /
+``throw`` on the mailbox thread. What it awaits reaches the driver:
+
+* a :class:`~flink_agents_ltm.runtime.durable.DurableCall` is replayed from the
+  step's record if it was recorded before a failure, else submitted to the
+  worker pool; the action *parks* until the engine resumes it (the call done,
+  failed or timed out);
+* anything else fails the action with
+  :class:`~flink_agents_ltm.runtime.durable.UnsupportedAwaitableError`. While the
+  driver steps a coroutine, asyncio sees a running "event loop" that refuses
+  every use, so ``await asyncio.sleep(1)``, ``gather`` or ``wait_for`` fail with
+  that clear error instead of asyncio's "no running event loop".
+
+Before the action starts and each time it resumes, ``enter`` switches the
+long-term memory to the action's context. Mailbox thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from flink_agents_ltm.api.agent import Action
+from flink_agents_ltm.api.events import Event
+from flink_agents_ltm.runtime.durable import (
+    DurableCall,
+    DurableCallError,
+    DurableCallTimeoutError,
+    NonDeterministicReplayError,
+    UnsupportedAwaitableError,
+    recordable,
+)
+from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
+from flink_agents_ltm.runtime.operator_metrics import OperatorStats
+from flink_agents_ltm.runtime.protocols import CallHandle, Clock, WorkerPool
+from flink_agents_ltm.runtime.runner_context_impl import RunnerContextImpl
+from flink_agents_ltm.runtime.step import Step
+
+PARKED = "parked"
+DONE = "done"
+
+AWAIT_RULE = ("actions run on Flink's mailbox thread, not in an asyncio event loop: they may "
+              "only await ctx.durable_execute_async(...) and ctx.chat(...). To wait, sleep "
+              "inside a durable call; for calls side by side, let each key await its own.")
+
+
+class StepFailed(Exception):
+    """Internal: the action raised (or misbehaved); ``error`` says how."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class ActionExecution:
+    """One action execution in progress (operator-local, never checkpointed)."""
+
+    action: Action
+    event: Event
+    ctx: RunnerContextImpl
+    step: Step
+    observation_id: str
+    suppressed: bool
+    sensory: KeyedMemoryStore
+    short_term: KeyedMemoryStore
+    coroutine: Coroutine[Any, Any, Any] | None = None
+    pending: CallHandle | None = None
+
+
+class _RefusingEventLoop:
+    """What asyncio finds as the running loop while an action runs."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise UnsupportedAwaitableError(
+            f"the action used asyncio (event loop method '{name}', as asyncio.sleep, gather, "
+            f"wait_for and tasks do): {AWAIT_RULE}")
+
+
+_REFUSING_LOOP = _RefusingEventLoop()
+
+
+@contextmanager
+def refusing_event_loop() -> Iterator[None]:
+    previous = asyncio._get_running_loop()
+    if previous is None:
+        asyncio._set_running_loop(_REFUSING_LOOP)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        if previous is None:
+            asyncio._set_running_loop(None)
+
+
+class ActionDriver:
+    def __init__(self, pool: WorkerPool, clock: Clock, stats: OperatorStats, timeout_s: float,
+                 enter: Callable[[ActionExecution], None],
+                 on_record: Callable[[], None]):
+        self._pool = pool
+        self._clock = clock
+        self._stats = stats
+        self._timeout_s = timeout_s
+        self._enter = enter
+        self._on_record = on_record
+
+    def start(self, execution: ActionExecution) -> str:
+        """Call the action; ``DONE`` or ``PARKED`` (async, on a durable call)."""
+        self._enter(execution)
+        try:
+            with refusing_event_loop():
+                result = execution.action.function(execution.event, execution.ctx)
+        except Exception as error:
+            raise StepFailed(error) from error
+        if not execution.action.is_async:
+            return DONE
+        execution.coroutine = result
+        return self._drive(execution, None, None)
+
+    def resume(self, execution: ActionExecution) -> str:
+        """A parked action: ``PARKED`` while its call runs and has time left, else go on
+        with its outcome (the call's timeout thrown in once it is past its deadline)."""
+        handle = execution.pending
+        assert handle is not None
+        if not handle.done:
+            if self._clock.monotonic() < handle.deadline:
+                return PARKED
+            if self._pool.time_out(handle):
+                execution.pending = None
+                self._stats.durable_calls_timed_out += 1
+                return self._drive(execution, None, DurableCallTimeoutError(
+                    f"durable call {handle.call.name} did not finish within "
+                    f"{self._timeout_s:g} s (agents.durable-async.timeout-ms)"))
+            # it finished just before the pool could give up on it
+        send, throw = self._outcome(execution, handle)
+        return self._drive(execution, send, throw)
+
+    def close(self, execution: ActionExecution) -> None:
+        """The execution is abandoned (its step failed): a call it awaits runs on, dropped."""
+        execution.pending = None
+        if execution.coroutine is not None:
+            execution.coroutine.close()
+
+    def _outcome(self, execution: ActionExecution,
+                 handle: CallHandle) -> tuple[Any, BaseException | None]:
+        execution.pending = None
+        stats = self._stats
+        stats.durable_call_time_ms += int((handle.finished - handle.started) * 1000)
+        result, error = handle.outcome()
+        name = handle.call.name
+        if error is not None:
+            stats.durable_calls_failed += 1
+            failure = DurableCallError(f"durable call {name} failed: "
+                                       f"{type(error).__name__}: {error}")
+            failure.__cause__ = error
+            return None, failure
+        stats.durable_calls_completed += 1
+        try:
+            value = recordable(name, result)
+        except Exception as not_recordable:
+            return None, not_recordable
+        execution.step.record(name, value)
+        self._on_record()
+        return value, None
+
+    def _drive(self, execution: ActionExecution, send: Any,
+               throw: BaseException | None) -> str:
+        coroutine = execution.coroutine
+        assert coroutine is not None
+        self._enter(execution)  # other keys' actions ran while this one was parked
+        while True:
+            try:
+                with refusing_event_loop():
+                    request = coroutine.throw(throw) if throw is not None else \
+                        coroutine.send(send)
+            except StopIteration:
+                return DONE
+            except Exception as error:
+                raise StepFailed(error) from error
+            send, throw = None, None
+            if not isinstance(request, DurableCall):
+                coroutine.close()
+                what = "None (a bare yield, as asyncio.sleep(0) does)" if request is None \
+                    else repr(request)
+                raise StepFailed(UnsupportedAwaitableError(
+                    f"the action awaited {what}, which is not a durable call: {AWAIT_RULE}"))
+            try:
+                replayed, send = execution.step.replay(request.name)
+            except NonDeterministicReplayError as error:
+                coroutine.close()
+                raise StepFailed(error) from error
+            if replayed:
+                continue
+            handle = self._pool.submit(request, execution.step.position)
+            self._stats.durable_calls_submitted += 1
+            execution.pending = handle
+            if not handle.done:
+                return PARKED
+            send, throw = self._outcome(execution, handle)

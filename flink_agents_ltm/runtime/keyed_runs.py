@@ -1,0 +1,538 @@
+"""The keyed-run state machine: runs, steps, parking, replay, the end-of-input drain.
+
+Pure Python: Flink reaches it only through the protocols of
+:mod:`~flink_agents_ltm.runtime.protocols` (keyed state and timers of the
+current key, a clock, a worker pool). The Flink adapter
+(:mod:`~flink_agents_ltm.runtime.agent_operator`) and the test harness
+(:mod:`~flink_agents_ltm.runtime.harness`) drive it the same way: they set the
+current key, then call :meth:`KeyedRunEngine.process_input` or
+:meth:`KeyedRunEngine.on_timer` on the mailbox thread and emit what it returns.
+
+**Runs and steps.** One input of a key is processed by a *run*: events are
+queued first in, first out; each (event, listening action) pair is a *step*.
+An ``async`` action that awaits a durable call *parks*: the callback returns and
+the mailbox goes on with other keys. A processing-time timer of the key polls
+the call and resumes the action (Flink has set the key again by then). Later
+inputs of a key with work wait in keyed state (``pending``, one entry per
+input, by sequence number), in order.
+
+**Nothing of a run leaves it before it ends.** Outputs, sensory memory and the
+short-term-memory writes of completed steps are kept in the run's record and
+emitted / applied in the mailbox turn the run completes. A failing action in
+``ignore`` mode therefore drops the input's whole run, earlier steps included;
+only long-term memory (Mem0, no transactions) keeps what was written.
+
+**Exactly-once.** The run's record (steps done with the events they sent,
+durable results of the current step when action state is retained) is written
+to keyed state before the callback returns, so a checkpoint sees whole steps.
+After a restore the run of the first pending input is replayed: done steps are
+skipped, recorded durable calls answer a call of the same name at the same
+index without running, and any other call fails the action with
+:class:`~flink_agents_ltm.runtime.durable.NonDeterministicReplayError`.
+
+**End of a bounded input.** Processing-time timers stop firing; the final
+watermark fires event-time timers. A key with work registers its *drain rounds*
+ahead of time, before the final watermark: event-time timers ``DRAIN_BASE + r``
+for ``r < 4 x`` (its pending inputs), registered as inputs queue up. The final
+watermark fires them round by round across all keys; in its round a key waits
+for the call its action awaits (the other keys' calls run meanwhile), goes on
+until its action parks on the next one, and returns: a round costs about one
+call, every key progresses in each round, and calls of all keys run side by
+side. On its last round a key finishes its work in that callback, waiting for
+its own calls one after another. The drain never depends on a timer registered *during* the
+drain: PyFlink's process mode registers those through its mailbox only after
+the final-watermark loop, when they no longer fire (the lost inputs of issue 7).
+
+**State of a finished key.** When a key's work ends, its pending inputs, run
+record and busy record are removed and its drain and poll timers deleted. Its
+input counter (``next_seq``) is removed too, unless one of its actions stored a
+long-term-memory item: the counter is part of every replay-stable item id
+(observation id ``key#seq#step``), so such a key keeps it for good (one LONG).
+A key whose input finishes within the callback that received it writes no
+engine state at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flink_agents_ltm.api.agent import Action
+from flink_agents_ltm.api.events import Event, InputEvent, MemoryEvent, memory_event_for
+from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.runtime.action_driver import (
+    PARKED,
+    ActionDriver,
+    ActionExecution,
+    StepFailed,
+)
+from flink_agents_ltm.runtime.durable import recordable
+from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
+from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
+from flink_agents_ltm.runtime.operator_metrics import OperatorStats
+from flink_agents_ltm.runtime.protocols import (
+    CallHandle,
+    Clock,
+    KeyedStates,
+    MapState,
+    Timers,
+    WorkerPool,
+)
+from flink_agents_ltm.runtime.run_record import BusyKey, RunRecord
+from flink_agents_ltm.runtime.runner_context_impl import RunnerContextImpl
+from flink_agents_ltm.runtime.step import Step
+
+log = logging.getLogger(__name__)
+
+# Event-time timers at or above this fire only with the final watermark (Long.MAX_VALUE).
+DRAIN_BASE = 2**63 - 1 - 2**40
+DRAIN_ROUNDS_PER_INPUT = 4  # drain rounds per pending input: one per durable call, mostly
+DONE = "done"
+
+
+class AgentActionError(RuntimeError):
+    """An action failed; the one-line message names the action, agent, key and input."""
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    agent_name: str
+    timeout_s: float
+    poll_ms: int
+    fail_job: bool
+    retain: bool
+
+
+@dataclass
+class _Run:
+    """One input's run (operator-local; its record is what reaches Flink state)."""
+
+    seq: int
+    value: Any
+    record: RunRecord
+    events: deque[Event] = field(default_factory=deque)
+    work: deque[tuple[Event, Action]] = field(default_factory=deque)
+    step_index: int = 0
+    execution: ActionExecution | None = None
+    stored: bool = False  # its record is in keyed state
+
+
+@dataclass
+class _KeyWork:
+    """A key whose input is being run (operator-local)."""
+
+    key: Any
+    run: _Run
+    next_seq: int
+    keeps_counter: bool
+    stored: bool = False  # the key's work is in keyed state (busy, pending, next_seq)
+    drain_rounds: int = 0
+    waiting: int = 0  # inputs pending behind the run
+    poll_at: int | None = None  # the processing-time timer registered to poll its call
+    record_dirty: bool = False
+    busy_dirty: bool = False
+
+
+class _SensoryLayer:
+    """Sensory memory of a run: kept in its record, gone with it."""
+
+    def __init__(self, record: RunRecord):
+        self._values = record.sensory
+
+    def items(self) -> list[tuple[str, bytes]]:
+        return list(self._values.items())
+
+    def put(self, path: str, payload: bytes) -> None:
+        self._values[path] = payload
+
+    def remove(self, path: str) -> None:
+        self._values.pop(path, None)
+
+
+class _ShortTermLayer:
+    """The key's short-term memory seen through the writes of the run's completed steps
+    (applied to keyed state when the run completes)."""
+
+    def __init__(self, state: MapState, record: RunRecord):
+        self._state = state
+        self._overlay = record.short_term
+
+    def items(self) -> list[tuple[str, bytes]]:
+        merged = dict(self._state.items())
+        for path, payload in self._overlay.items():
+            if payload is None:
+                merged.pop(path, None)
+            else:
+                merged[path] = payload
+        return list(merged.items())
+
+    def put(self, path: str, payload: bytes) -> None:
+        self._overlay[path] = payload
+
+    def remove(self, path: str) -> None:
+        self._overlay[path] = None
+
+
+def _one_line(text: str, limit: int | None = None) -> str:
+    line = " ".join(str(text).split())
+    return line if limit is None or len(line) <= limit else line[:limit - 3] + "..."
+
+
+class KeyedRunEngine:
+    def __init__(self, *, actions: list[Action], states: KeyedStates, pool: WorkerPool,
+                 clock: Clock, settings: EngineSettings, memory: LazyActionMemory,
+                 resources: Callable[[str, ResourceType | None], Any],
+                 mailbox_check: Callable[[], None], stats: OperatorStats):
+        self._actions = actions
+        self._states = states
+        self._pool = pool
+        self._clock = clock
+        self._settings = settings
+        self._memory = memory
+        self._resources = resources
+        self._check = mailbox_check
+        self._stats = stats
+        self._works: dict[Any, _KeyWork] = {}
+        self._current: _KeyWork | None = None
+        self._driver = ActionDriver(pool, clock, stats, settings.timeout_s, self._enter,
+                                    self._on_record)
+
+    # ------------------------------------------------------------------ host callbacks
+
+    def process_input(self, key: Any, value: Any, timers: Timers) -> list[Any]:
+        """An input of the current key ``key``; answers the outputs to emit."""
+        self._stats.inputs_received += 1
+        work = self._works.get(key)
+        if work is not None:  # parked: the input waits behind the run, in order
+            self._enqueue(work, value, timers)
+            return []
+        busy = self._states.busy.value()
+        if busy is not None:  # work restored from a checkpoint, not resumed yet
+            work = self._restore(key, busy)
+            self._enqueue(work, value, timers)
+        else:
+            seq = self._states.next_seq.value()
+            work = _KeyWork(key, self._new_run(seq or 0, value, RunRecord(seq or 0)),
+                            next_seq=(seq or 0) + 1, keeps_counter=seq is not None)
+            self._works[key] = work
+        outputs: list[Any] = []
+        self._advance_key(work, timers, outputs, None)
+        return outputs
+
+    def on_timer(self, key: Any, timestamp: int, event_time: bool,
+                 timers: Timers) -> list[Any]:
+        """A timer of the current key ``key`` fired; answers the outputs to emit."""
+        drain_round = timestamp - DRAIN_BASE if event_time and timestamp >= DRAIN_BASE else None
+        work = self._works.get(key)
+        if work is None:
+            busy = self._states.busy.value()
+            if busy is None:  # the key's work already ended
+                return []
+            work = self._restore(key, busy)
+        elif not event_time and timestamp == work.poll_at:
+            work.poll_at = None
+        if drain_round is not None:  # the input ended: progress by at least one call
+            self._wait_for_own_call(work)
+        outputs: list[Any] = []
+        self._advance_key(work, timers, outputs, drain_round)
+        return outputs
+
+    def refresh_gauges(self) -> None:
+        """End of a host callback: copy the current levels into the stats."""
+        stats = self._stats
+        stats.keys_parked = len(self._works)
+        stats.durable_calls_in_flight = self._pool.in_flight
+        stats.durable_calls_abandoned = self._pool.abandoned
+
+    def close(self, grace_s: float) -> list[CallHandle]:
+        """Stop: wait up to ``grace_s`` for the calls still running, then release the
+        long-term memory unless a worker thread may still be inside it. Answers the
+        calls still running (their threads are left to finish on their own)."""
+        for work in self._works.values():
+            if work.run.execution is not None:
+                self._driver.close(work.run.execution)
+        self._works.clear()
+        still_running = self._pool.close(grace_s)
+        self.refresh_gauges()
+        if not still_running:
+            self._memory.close()
+        return still_running
+
+    # ------------------------------------------------------------------ keys with work
+
+    def _restore(self, key: Any, busy: BusyKey) -> _KeyWork:
+        next_seq = self._states.next_seq.value()
+        record = self._states.run.value()
+        stored_record = record is not None and record.seq == busy.head
+        if not stored_record:
+            record = RunRecord(busy.head)
+        elif record.has_progress:
+            log.info("replaying input #%d of key %r after recovery: %d step(s) done, %d "
+                     "durable result(s) recorded", busy.head, key, len(record.steps),
+                     len(record.calls))
+        run = self._new_run(busy.head, self._states.pending.get(busy.head), record)
+        run.stored = stored_record
+        work = _KeyWork(key, run, next_seq=next_seq, keeps_counter=busy.keeps_counter,
+                        stored=True, drain_rounds=busy.drain_rounds,
+                        waiting=next_seq - busy.head - 1)
+        self._stats.inputs_waiting += work.waiting
+        self._works[key] = work
+        return work
+
+    def _new_run(self, seq: int, value: Any, record: RunRecord) -> _Run:
+        return _Run(seq, value, record, deque([InputEvent(value)]))
+
+    def _enqueue(self, work: _KeyWork, value: Any, timers: Timers) -> None:
+        seq = work.next_seq
+        self._states.pending.put(seq, value)
+        work.next_seq = seq + 1
+        self._states.next_seq.update(work.next_seq)
+        work.waiting += 1
+        self._stats.inputs_waiting += 1
+        self._add_drain_rounds(work, timers)
+
+    def _add_drain_rounds(self, work: _KeyWork, timers: Timers) -> None:
+        """Drain timers for the inputs pending now (registered before any final
+        watermark, so that the drain never needs a timer registered during it)."""
+        needed = DRAIN_ROUNDS_PER_INPUT * (work.next_seq - work.run.seq)
+        if needed > work.drain_rounds:
+            for round_ in range(work.drain_rounds, needed):
+                timers.register_event_time_timer(DRAIN_BASE + round_)
+            work.drain_rounds = needed
+            work.busy_dirty = True
+        if work.busy_dirty:
+            self._write_busy(work)
+
+    def _write_busy(self, work: _KeyWork) -> None:
+        self._states.busy.update(BusyKey(work.run.seq, work.drain_rounds, work.keeps_counter))
+        work.busy_dirty = False
+
+    def _store(self, work: _KeyWork, timers: Timers) -> None:
+        """The key's input could not finish within its callback: from now on its work
+        lives in keyed state."""
+        self._states.pending.put(work.run.seq, work.run.value)
+        self._states.next_seq.update(work.next_seq)
+        work.stored = True
+        work.busy_dirty = True
+        self._add_drain_rounds(work, timers)
+
+    def _advance_key(self, work: _KeyWork, timers: Timers, outputs: list[Any],
+                     drain_round: int | None) -> None:
+        """Run the key's inputs until one parks (or, on its last drain round, to the end)."""
+        self._current = work
+        try:
+            while True:
+                if self._advance_run(work, outputs) == PARKED:
+                    if not self._park(work, timers, drain_round):
+                        return
+                    self._wait_for_own_call(work)
+                    continue
+                if not self._next_run(work):
+                    self._end_work(work, timers)
+                    return
+        finally:
+            self._current = None
+
+    def _park(self, work: _KeyWork, timers: Timers, drain_round: int | None) -> bool:
+        """Keep the parked run's progress in keyed state and arrange to come back;
+        ``True`` if this is the key's last drain round, so it must finish now."""
+        if not work.stored:
+            self._store(work, timers)
+        elif work.busy_dirty:
+            self._write_busy(work)
+        if work.record_dirty:
+            self._write_record(work)
+        if drain_round is not None:
+            return drain_round + 1 >= work.drain_rounds
+        if work.poll_at is None:
+            work.poll_at = timers.current_processing_time() + self._settings.poll_ms
+            timers.register_processing_time_timer(work.poll_at)
+        return False
+
+    def _write_record(self, work: _KeyWork) -> None:
+        record = work.run.record
+        if not self._settings.retain:  # only completed steps: a replay calls again
+            record = dataclasses.replace(record, calls=[])
+        if record.steps or record.calls:
+            self._states.run.update(record)
+            work.run.stored = True
+        work.record_dirty = False
+
+    def _next_run(self, work: _KeyWork) -> bool:
+        """The run ended: start the next pending input of the key, if any."""
+        seq = work.run.seq + 1
+        if seq >= work.next_seq:
+            return False
+        work.run = self._new_run(seq, self._states.pending.get(seq), RunRecord(seq))
+        work.waiting -= 1
+        self._stats.inputs_waiting -= 1
+        work.busy_dirty = True
+        return True
+
+    def _end_work(self, work: _KeyWork, timers: Timers) -> None:
+        """The key's last pending input finished: leave no state and no timers behind,
+        except the input counter of a key that stored long-term-memory items."""
+        del self._works[work.key]
+        states = self._states
+        if work.stored:
+            for round_ in range(work.drain_rounds):
+                timers.delete_event_time_timer(DRAIN_BASE + round_)
+            states.busy.clear()
+            if not work.keeps_counter:
+                states.next_seq.clear()
+        elif work.keeps_counter:
+            states.next_seq.update(work.next_seq)
+        if work.poll_at is not None:
+            timers.delete_processing_time_timer(work.poll_at)
+
+    def _wait_for_own_call(self, work: _KeyWork) -> None:
+        """Wait (until its deadline) for the call the key's action awaits, if any. The
+        calls of the other keys run meanwhile, so a drain round waits about one call."""
+        execution = work.run.execution
+        pending = execution.pending if execution is not None else None
+        if pending is not None and not pending.done:
+            self._pool.wait([pending], pending.deadline)
+
+    # ------------------------------------------------------------------ runs
+
+    def _advance_run(self, work: _KeyWork, outputs: list[Any]) -> str:
+        """Run steps until the run ends (``DONE``) or parks (``PARKED``)."""
+        run = work.run
+        try:
+            while True:
+                execution = run.execution
+                if execution is not None:
+                    if self._driver.resume(execution) == PARKED:
+                        return PARKED
+                    self._complete_step(work)
+                    continue
+                if not run.work:
+                    if not run.events:
+                        self._finish_run(work, outputs, completed=True)
+                        return DONE
+                    event = run.events.popleft()
+                    run.work.extend((event, a) for a in self._actions
+                                    if isinstance(event, a.listens_to))
+                    continue
+                event, action = run.work.popleft()
+                if run.step_index < len(run.record.steps):  # done before a failure: skip it
+                    run.events.extend(run.record.steps[run.step_index])
+                    run.step_index += 1
+                    continue
+                run.execution = self._new_execution(work, event, action)
+                self._stats.actions_started += 1
+                if self._driver.start(run.execution) == PARKED:
+                    return PARKED
+                self._complete_step(work)
+        except StepFailed as failed:
+            self._fail_run(work, failed.error)
+            self._finish_run(work, outputs, completed=False)
+            return DONE
+
+    def _new_execution(self, work: _KeyWork, event: Event, action: Action) -> ActionExecution:
+        run = work.run
+        step = Step(run.record.calls, self._count_replay)
+        sensory = KeyedMemoryStore(_SensoryLayer(run.record), self._check, "sensory memory")
+        short_term = KeyedMemoryStore(_ShortTermLayer(self._states.short_term, run.record),
+                                      self._check, "short-term memory")
+        ctx = RunnerContextImpl(
+            key=work.key, action_name=action.name, step=step, sensory=sensory,
+            short_term=short_term, long_term=self._memory.get, resources=self._resources,
+            mailbox_check=self._check, listened=self._listened, on_record=self._on_record,
+            awaitable=action.is_async)
+        return ActionExecution(action, event, ctx, step, f"{work.key}#{run.seq}#{run.step_index}",
+                               isinstance(event, MemoryEvent), sensory, short_term)
+
+    def _complete_step(self, work: _KeyWork) -> None:
+        run = work.run
+        execution = run.execution
+        assert execution is not None
+        step = execution.step
+        try:
+            step.check_replayed_all()
+            recordable(f"the events action '{execution.action.name}' sent", step.sent)
+            execution.sensory.persist()
+            execution.short_term.persist()
+        except Exception as error:
+            raise StepFailed(error) from error
+        outcome = self._memory.end_action(execution.observation_id, completed=True)
+        if outcome.items_added:
+            self._keep_counter(work)
+        memory_events = [memory_event_for(o) for o in outcome.observations]
+        if memory_events:
+            self._stats.count_observations(outcome.observations)
+            self._stats.memory_events_emitted += len(memory_events)
+        sent = step.sent + memory_events
+        run.record.steps.append(sent)
+        run.record.calls = []
+        run.record.outputs.extend(step.outputs)
+        run.events.extend(sent)
+        run.step_index += 1
+        run.execution = None
+        work.record_dirty = True
+        self._stats.actions_completed += 1
+
+    def _fail_run(self, work: _KeyWork, error: BaseException) -> None:
+        """A step failed: drop it (and, in ``ignore`` mode, the input's whole run);
+        in ``fail`` mode raise :class:`AgentActionError`."""
+        run = work.run
+        execution, run.execution = run.execution, None
+        self._stats.actions_failed += 1
+        event_name = "InputEvent"
+        action_name = "?"
+        if execution is not None:
+            self._driver.close(execution)
+            if self._memory.end_action(execution.observation_id, completed=False).items_added:
+                self._keep_counter(work)
+            event_name = type(execution.event).__name__
+            action_name = execution.action.name
+        failure = AgentActionError(
+            f"action '{action_name}' of agent {self._settings.agent_name} failed for key "
+            f"{work.key!r} (input #{run.seq}: {_one_line(repr(run.value), 120)}, "
+            f"{event_name}): {type(error).__name__}: {_one_line(str(error))}")
+        if self._settings.fail_job:
+            raise failure from error
+        log.warning("%s; agents.error-handling is 'ignore': the input's run is dropped",
+                    failure)
+
+    def _finish_run(self, work: _KeyWork, outputs: list[Any], completed: bool) -> None:
+        """The run ended: a completed one emits its outputs and applies its short-term
+        writes; a failed one (``ignore`` mode) leaves nothing."""
+        run = work.run
+        if completed:
+            for path, payload in run.record.short_term.items():
+                if payload is None:
+                    self._states.short_term.remove(path)
+                else:
+                    self._states.short_term.put(path, payload)
+            outputs.extend(run.record.outputs)
+        if run.stored:
+            self._states.run.clear()
+        if work.stored:
+            self._states.pending.remove(run.seq)
+        work.record_dirty = False
+
+    def _keep_counter(self, work: _KeyWork) -> None:
+        if not work.keeps_counter:
+            work.keeps_counter = True
+            work.busy_dirty = work.stored
+
+    # ------------------------------------------------------------------ action context
+
+    def _listened(self, event: Event) -> bool:
+        return any(isinstance(event, a.listens_to) for a in self._actions)
+
+    def _enter(self, execution: ActionExecution) -> None:
+        self._memory.enter(execution.ctx.key, execution.observation_id, execution.suppressed)
+
+    def _on_record(self) -> None:
+        """A durable result was recorded: into keyed state with the run's progress."""
+        if self._current is not None and self._settings.retain:
+            self._current.record_dirty = True
+
+    def _count_replay(self) -> None:
+        self._stats.durable_calls_replayed += 1

@@ -1,0 +1,140 @@
+"""What the keyed-run engine needs from its host, as small protocols.
+
+The engine (:mod:`~flink_agents_ltm.runtime.keyed_runs`) never imports Flink.
+The Flink adapter (:mod:`~flink_agents_ltm.runtime.agent_operator`) hands it
+PyFlink's state handles and timer service, which fit these protocols as they
+are; the test harness (:mod:`~flink_agents_ltm.runtime.harness`) hands it
+in-memory ones with a manual clock and a controllable worker pool.
+
+Keyed state and timers follow Flink's rule: they act on the key the host set
+before calling the engine (the *current key*), and only on the mailbox thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from flink_agents_ltm.runtime.durable import DurableCall
+
+
+class ValueState(Protocol):
+    def value(self) -> Any: ...
+
+    def update(self, value: Any) -> None: ...
+
+    def clear(self) -> None: ...
+
+
+class MapState(Protocol):
+    def get(self, key: Any) -> Any: ...
+
+    def put(self, key: Any, value: Any) -> None: ...
+
+    def remove(self, key: Any) -> None: ...
+
+    def contains(self, key: Any) -> bool: ...
+
+    def items(self) -> Iterable[tuple[Any, Any]]: ...
+
+    def is_empty(self) -> bool: ...
+
+    def clear(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class KeyedStates:
+    """The engine's keyed state, each handle scoped to the current key.
+
+    * ``next_seq`` (LONG): the key's input counter. Present while the key has work,
+      and for good once one of its actions stored a long-term-memory item (the
+      counter is part of every replay-stable item id).
+    * ``busy`` (pickled :class:`~flink_agents_ltm.runtime.run_record.BusyKey`): present
+      while the key has work: the first pending input and the drain timers registered.
+    * ``pending`` (LONG -> pickled input): the key's inputs not yet finished, by
+      sequence number; the first one is the input being run.
+    * ``run`` (pickled :class:`~flink_agents_ltm.runtime.run_record.RunRecord`): the
+      progress of the first pending input's run, once it has any.
+    * ``short_term`` (STRING -> pickled): short-term memory of the key.
+    """
+
+    next_seq: ValueState
+    busy: ValueState
+    pending: MapState
+    run: ValueState
+    short_term: MapState
+
+
+class Timers(Protocol):
+    """Timers of the current key (PyFlink's ``TimerService`` fits as it is)."""
+
+    def current_processing_time(self) -> int: ...
+
+    def register_processing_time_timer(self, timestamp: int) -> None: ...
+
+    def register_event_time_timer(self, timestamp: int) -> None: ...
+
+    def delete_processing_time_timer(self, timestamp: int) -> None: ...
+
+    def delete_event_time_timer(self, timestamp: int) -> None: ...
+
+
+class Clock(Protocol):
+    """Seconds on a monotonic clock: call deadlines and durations."""
+
+    def monotonic(self) -> float: ...
+
+
+class CallHandle(Protocol):
+    """One durable call on the worker pool, as the engine sees it (mailbox thread)."""
+
+    call: DurableCall
+    started: float  # clock time the call started
+    deadline: float  # clock time after which it times out
+    finished: float  # clock time it returned or raised (once done)
+
+    @property
+    def done(self) -> bool:
+        """The call returned or raised."""
+
+    @property
+    def timed_out(self) -> bool:
+        """The pool gave up waiting (its thread may still run it)."""
+
+    def outcome(self) -> tuple[Any, BaseException | None]:
+        """``(result, None)`` or ``(None, error)`` of a done call."""
+
+
+class WorkerPool(Protocol):
+    """Runs durable calls off the mailbox thread, at most ``capacity`` at once.
+
+    Every method runs on the mailbox thread. No method blocks past the earliest
+    deadline of the calls it waits for: a call past its deadline is *timed out*:
+    its slot is freed for new calls while its thread, which Python cannot
+    interrupt, is *abandoned* until the call returns. Too many abandoned threads
+    raise :class:`~flink_agents_ltm.runtime.worker_pool.DurableCallsStuckError`.
+    """
+
+    @property
+    def in_flight(self) -> int:
+        """Calls holding a slot."""
+
+    @property
+    def abandoned(self) -> int:
+        """Timed-out calls whose thread still runs."""
+
+    def submit(self, call: DurableCall, position: str) -> CallHandle:
+        """Start ``call`` with its long-term-memory write position set on the thread
+        that runs it; while every slot is taken, waits for one (back-pressure)."""
+
+    def time_out(self, handle: CallHandle) -> bool:
+        """Give up on a call past its deadline: free its slot, abandon its thread.
+        ``False`` if it turned out to be done."""
+
+    def wait(self, handles: Iterable[CallHandle] | None, until: float) -> None:
+        """Block until one of ``handles`` (any call if ``None``) is done, or ``until``."""
+
+    def close(self, grace_s: float) -> list[CallHandle]:
+        """Take no more calls; wait up to ``grace_s`` for the running ones; answer
+        those still running."""

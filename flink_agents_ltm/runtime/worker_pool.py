@@ -1,0 +1,204 @@
+"""The worker pool of one operator subtask: durable async calls on daemon threads.
+
+Threading: the mailbox thread submits, waits and times calls out; worker
+threads only run calls and report their outcome under the pool's lock.
+
+* At most ``capacity`` calls hold a *slot*. Submitting while all are taken
+  blocks the mailbox thread (Flink back-pressure), but never past the earliest
+  deadline of the running calls: at its deadline a call is *timed out*, which
+  frees its slot.
+* Python cannot interrupt a thread, so a timed-out call's thread is
+  *abandoned*: it finishes the call on its own and its outcome is dropped. At
+  most ``max_abandoned`` threads are abandoned at once; one more fails the job
+  with :class:`DurableCallsStuckError` naming the calls, instead of letting
+  stuck calls pile up threads.
+* Threads are daemons: a Python worker process whose job is gone can exit
+  while a call is stuck. Each call runs in a copy of the submitter's
+  ``contextvars`` context with its long-term-memory write position set.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import queue
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from flink_agents_ltm.api.memory.write_position import write_position
+from flink_agents_ltm.runtime.durable import DurableCall
+from flink_agents_ltm.runtime.protocols import CallHandle, Clock
+
+MAX_WAIT_S = 60.0  # one wait of the lock; the loops around it check their deadline again
+
+
+class DurableCallsStuckError(RuntimeError):
+    """More durable calls hang past their timeout than the operator abandons threads."""
+
+
+def stuck_message(call: CallHandle, abandoned: Iterable[CallHandle], timeout_s: float,
+                  max_abandoned: int, now: float) -> str:
+    others = sorted((c for c in abandoned if c is not call), key=lambda c: c.started)
+    held = ", ".join(f"{c.call.name} ({now - c.started:.0f} s)" for c in others)
+    return (f"durable call {call.call.name} did not return within its timeout of "
+            f"{timeout_s:g} s (agents.durable-async.timeout-ms), and {len(others)} earlier "
+            f"timed-out call(s) still hold their threads: {held}. Python cannot interrupt a "
+            f"thread; the operator abandons at most {max_abandoned} and fails the job rather "
+            "than start more. Give the call a timeout of its own (an HTTP client timeout, "
+            "say).")
+
+
+class SystemClock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+class PooledCall:
+    """A call on the pool: fields set on the mailbox thread, outcome by its worker."""
+
+    __slots__ = ("call", "position", "context", "started", "deadline", "finished", "_done",
+                 "_result", "_error", "_timed_out")
+
+    def __init__(self, call: DurableCall, position: str, started: float, deadline: float):
+        self.call = call
+        self.position = position
+        self.context = contextvars.copy_context()
+        self.started = started
+        self.deadline = deadline
+        self.finished = 0.0
+        self._done = False
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._timed_out = False
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def timed_out(self) -> bool:
+        return self._timed_out
+
+    def outcome(self) -> tuple[Any, BaseException | None]:
+        return self._result, self._error
+
+    def run(self) -> tuple[Any, BaseException | None]:
+        """On a worker thread."""
+        with write_position(self.position):
+            try:
+                return self.call.run(), None
+            except BaseException as error:  # the action gets it, the worker survives
+                return None, error
+
+
+class ThreadWorkerPool:
+    def __init__(self, capacity: int, timeout_s: float, name: str,
+                 clock: Clock | None = None, max_abandoned: int | None = None):
+        self._capacity = capacity
+        self._timeout_s = timeout_s
+        self._name = name
+        self._clock = clock or SystemClock()
+        self._max_abandoned = capacity if max_abandoned is None else max_abandoned
+        self._lock = threading.Condition()
+        self._running: set[PooledCall] = set()
+        self._abandoned: set[PooledCall] = set()
+        self._tasks: queue.SimpleQueue[PooledCall | None] = queue.SimpleQueue()
+        self._idle = 0
+        self._threads = 0
+        self._closed = False
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._running)
+
+    @property
+    def abandoned(self) -> int:
+        return len(self._abandoned)
+
+    def submit(self, call: DurableCall, position: str) -> PooledCall:
+        with self._lock:
+            while True:
+                if self._closed:
+                    raise RuntimeError(f"worker pool {self._name} is closed")
+                if len(self._running) < self._capacity:
+                    break
+                earliest = min(self._running, key=lambda c: c.deadline)
+                now = self._clock.monotonic()
+                if now >= earliest.deadline:
+                    self._time_out_locked(earliest)
+                else:
+                    self._lock.wait(min(earliest.deadline - now, MAX_WAIT_S))
+            now = self._clock.monotonic()
+            pooled = PooledCall(call, position, now, now + self._timeout_s)
+            self._running.add(pooled)
+            if self._idle:
+                self._idle -= 1
+            else:
+                self._threads += 1
+                threading.Thread(target=self._work, name=f"{self._name}-{self._threads}",
+                                 daemon=True).start()
+        self._tasks.put(pooled)
+        return pooled
+
+    def time_out(self, handle: PooledCall) -> bool:
+        """``False`` if the call turned out to be done (it finished just now)."""
+        with self._lock:
+            if handle.done or handle.timed_out:
+                return handle.timed_out
+            self._time_out_locked(handle)
+            return True
+
+    def wait(self, handles: Iterable[PooledCall] | None, until: float) -> None:
+        watched = None if handles is None else list(handles)
+        with self._lock:
+            while True:
+                pending = self._running if watched is None else watched
+                if any(h.done or h.timed_out for h in pending) or not pending:
+                    return
+                left = until - self._clock.monotonic()
+                if left <= 0:
+                    return
+                self._lock.wait(min(left, MAX_WAIT_S))
+
+    def close(self, grace_s: float) -> list[PooledCall]:
+        deadline = self._clock.monotonic() + grace_s
+        with self._lock:
+            self._closed = True
+            while self._running or self._abandoned:
+                left = deadline - self._clock.monotonic()
+                if left <= 0:
+                    break
+                self._lock.wait(left)
+            still = sorted(self._running | self._abandoned, key=lambda c: c.started)
+            idle, self._idle = self._idle, 0
+        for _ in range(idle):
+            self._tasks.put(None)
+        return still
+
+    def _time_out_locked(self, pooled: PooledCall) -> None:
+        self._running.discard(pooled)
+        pooled._timed_out = True
+        self._abandoned.add(pooled)
+        if len(self._abandoned) > self._max_abandoned:
+            raise DurableCallsStuckError(stuck_message(
+                pooled, self._abandoned, self._timeout_s, self._max_abandoned,
+                self._clock.monotonic()))
+
+    def _work(self) -> None:
+        while True:
+            pooled = self._tasks.get()
+            if pooled is None:
+                return
+            result, error = pooled.context.run(pooled.run)
+            finished = self._clock.monotonic()
+            with self._lock:
+                pooled._result, pooled._error, pooled.finished = result, error, finished
+                pooled._done = True
+                self._running.discard(pooled)
+                self._abandoned.discard(pooled)
+                self._lock.notify_all()
+                if self._closed:
+                    self._threads -= 1
+                    return
+                self._idle += 1
