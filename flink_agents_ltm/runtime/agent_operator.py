@@ -15,7 +15,6 @@ user sees on the console, ahead of Flink's long Java trace.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -35,11 +34,12 @@ from flink_agents_ltm.runtime.keyed_runs import (
 )
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
+from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
 from flink_agents_ltm.runtime.operator_log import ProgressLog, log_to_console
 from flink_agents_ltm.runtime.operator_metrics import OperatorMetrics, OperatorStats
 from flink_agents_ltm.runtime.parent_watchdog import watch_task_manager
 from flink_agents_ltm.runtime.protocols import KeyedStates
-from flink_agents_ltm.runtime.resource_provider import ResourceProvider
+from flink_agents_ltm.runtime.resource_provider import ResourceProvider, check_resources
 from flink_agents_ltm.runtime.task_info import execution_mode, number_of_subtasks, subtask_index
 from flink_agents_ltm.runtime.worker_pool import SystemClock, ThreadWorkerPool
 
@@ -178,16 +178,9 @@ class AgentOperator(KeyedProcessFunction):
         config = self._config
 
         def build() -> Any:
-            if factory is None:
-                from flink_agents_ltm.runtime.memory.mem0_long_term_memory import (
-                    Mem0LongTermMemory,
-                )
-                make = Mem0LongTermMemory.from_config
-            else:
-                module, _, name = factory.partition(":")
-                make = getattr(importlib.import_module(module), name)
-            return make(config.get(AgentsOptions.JOB_ID), config, self._check,
-                        resources=self._resources.for_long_term_memory)
+            return build_long_term_memory(factory, config.get(AgentsOptions.JOB_ID), config,
+                                          self._check,
+                                          resources=self._resources.for_long_term_memory)
 
         return build
 
@@ -226,6 +219,8 @@ def _short(value: Any, limit: int = 200) -> str:
 def build_agent_stream(env, stream, key_selector, agent: Agent, config,
                        resources: dict[str, tuple[ResourceType, Any]] | None = None) -> Any:
     """``stream`` keyed by ``key_selector`` through the agent operator; ``resources``
-    are declared on the environment, in addition to the agent's."""
+    are declared on the environment, in addition to the agent's. The resources are checked
+    here, on the client, so a job that cannot start is never submitted."""
+    check_resources(agent, resources)
     return stream.key_by(CheckedKeySelector(key_selector)).process(
         AgentOperator(agent, config.to_dict(), resources), output_type=Types.PICKLED_BYTE_ARRAY())

@@ -64,6 +64,20 @@ def test_an_unknown_provider_is_refused_on_the_client_and_at_start(tmp_path):
             check(agent)
 
 
+def test_to_datastream_refuses_a_store_that_cannot_start_before_any_job_is_submitted():
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment
+
+    env = StreamExecutionEnvironment.get_execution_environment()
+    agents_env = AgentsExecutionEnvironment.get_execution_environment(env)
+    agent = agent_declaring(ResourceDescriptor(Mem0VectorStore, provider="qdrnt",
+                                               embedding_model="embedder"))
+    builder = agents_env.from_datastream(env.from_collection([1]), lambda x: x).apply(agent)
+    with pytest.raises(ResourceError, match="unknown vector store provider 'qdrnt'"):
+        builder.to_datastream()
+
+
 def test_a_misspelt_config_key_is_refused_on_the_client(tmp_path):
     agent = agent_declaring(ResourceDescriptor(Mem0VectorStore, provider="qdrant",
                                                embedding_model="embedder",
