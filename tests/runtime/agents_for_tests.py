@@ -137,6 +137,33 @@ class CountingAgent(Agent):
         ctx.send_event(OutputEvent((key, n, count)))
 
 
+def remember_and_log(events, log_dir, key, n):
+    """One long-term memory row per input, and a line in ``calls.log`` per run of the call."""
+    [item_id] = events.add(f"{key} event {n}")
+    log_call(log_dir, key, n)
+    return item_id
+
+
+class RememberingAgent(Agent):
+    """Like :class:`CountingAgent`, and each input adds one item to its key's long-term
+    memory in a durable call; outputs ``(key, n, count, item_id)``."""
+
+    @embedding_model_setup
+    def hashing():
+        return ResourceDescriptor(HashingEmbedding)
+
+    @action(InputEvent)
+    async def count(event, ctx):
+        key, n, work_dir, is_trigger = event.input
+        count = (ctx.short_term_memory.get("count") or 0) + 1
+        ctx.short_term_memory.set("count", count)
+        events = ctx.long_term_memory.get_memory_set("events")
+        item_id = await ctx.durable_execute_async(remember_and_log, events, work_dir, key, n)
+        if is_trigger:
+            await fail_once_after_two_checkpoints(ctx, work_dir)
+        ctx.send_event(OutputEvent((key, n, count, item_id)))
+
+
 # ----------------------------------------------------------------- order, capacity, drain
 
 _running = 0

@@ -75,6 +75,10 @@ class StoreSpec:
     llm: Any = None
     base_dir: Path | None = None
 
+    def __post_init__(self) -> None:  # a folder given as text is the same folder
+        if self.base_dir is not None and not isinstance(self.base_dir, Path):
+            object.__setattr__(self, "base_dir", Path(self.base_dir))
+
     def __repr__(self) -> str:  # the vector store config holds the password
         return (f"StoreSpec(job_id={self.job_id!r}, vector_store={redact(self.vector_store)!r}, "
                 f"embedder={self.embedder!r}, llm={self.llm!r}, base_dir={self.base_dir!r})")
