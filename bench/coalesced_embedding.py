@@ -7,9 +7,6 @@ item at once, through the plugin, with the real MiniLM on the embedded default s
 model, same thread count); ``one by one, torch default threads`` adds torch's default
 intra-op thread count. Items per second, median over rounds, sides alternating.
 
-The last line times 100 single adds against one ``add`` of 100 items (one key): today
-``add`` stores a list item by item, so it is ~1x; it is the hook for batched writes.
-
     python -m bench.coalesced_embedding [--rounds 3] [--keys 32]
 """
 
@@ -94,20 +91,6 @@ def main() -> None:
                 torch.set_num_threads(threads)
                 results[side].append(items_per_second(ltm, args.keys, round_no))
             print(f"  round {round_no + 1}/{args.rounds}", flush=True)
-        torch.set_num_threads(1)
-        memory.embedding_model = coalesced
-
-        ltm.switch_context("customer-batch", "obs-batch", True)
-        notes = ltm.get_memory_set("batch")
-        texts = [f"batch note {n} about order {n * 3}" for n in range(100)]
-        started = time.perf_counter()
-        for text in texts:
-            notes.add(text)
-        singles = time.perf_counter() - started
-        started = time.perf_counter()
-        notes.add(texts)
-        one_call = time.perf_counter() - started
-        batches = shared_batcher().batches
         release()
 
     base = statistics.median(results["one by one"])
@@ -117,9 +100,6 @@ def main() -> None:
         median = statistics.median(values)
         print(f"{side:<36}{median:>8.1f}  {median / base:>5.2f}x")
     print("target: coalesced >= 3x one by one")
-    print(f"\n100 single adds {singles * 1000:.0f} ms, one add of 100 items "
-          f"{one_call * 1000:.0f} ms: {singles / one_call:.2f}x (encoder batches so far: "
-          f"{batches})")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import java.util.stream.Stream;
 
 /**
  * What the JUnit tests share in one JVM: the embedded Python and one Python long-term memory
- * on the embedded default (local MiniLM model, embedded Qdrant in a folder of this run), loaded
+ * on the embedded default (local MiniLM model, the embedded SQLite store in a folder of this run), loaded
  * once. Each test opens its own Java wrapper on the same job and store (the Mem0 client is
  * shared by reference count, so this costs no model load), with the test thread as mailbox
  * thread, and isolates itself with keys and set names of its own.
