@@ -41,8 +41,7 @@ def private_config(folder: Path, options: dict) -> Path:
 
 
 def remember(job: str, spec: StoreSpec, notes: dict[tuple[str, str], list[str]]) -> None:
-    """Store ``notes[(key, set)]`` through the plugin, then close the store (an embedded
-    store admits one process: the command opens it next)."""
+    """Store ``notes[(key, set)]`` through the plugin, then close the store."""
     memory, release = acquire_memory(spec)
     try:
         ltm = Mem0LongTermMemory(job, memory)
@@ -166,19 +165,28 @@ def test_a_wrong_password_fails_with_exit_1_naming_the_server_and_never_the_pass
     assert marker not in failed.stdout + failed.stderr
 
 
-def test_an_embedded_store_that_a_running_job_holds_is_refused_with_a_clear_message(tmp_path):
+def test_erase_key_erases_from_the_embedded_store_while_a_running_job_holds_it(tmp_path):
     spec = StoreSpec("busy-job", embedder="hashing", base_dir=tmp_path)
     memory, release = acquire_memory(spec)  # this process holds the store, as a job would
     try:
+        ltm = Mem0LongTermMemory("busy-job", memory)
+        for key in ("7", "8"):
+            ltm.switch_context(key, f"obs-{key}", False)
+            ltm.get_memory_set("notes").add([f"note of {key}", f"another note of {key}"])
         config = private_config(tmp_path, {BASE_DIR: str(tmp_path)})
-        refused = run_cli("erase-key", "--job-id", "busy-job", "--key", "7",
-                          "--config", str(config))
+
+        erased = run_cli("erase-key", "--job-id", "busy-job", "--key", "7",
+                         "--config", str(config))
+
+        assert erased.returncode == 0, erased.stderr
+        assert erased.stdout.startswith("erased 2 items of key '7' of job 'busy-job'")
+        left = {}
+        for key in ("7", "8"):  # the running job sees the erasure at once
+            ltm.switch_context(key, None, True)
+            left[key] = sorted(item.value for item in ltm.get_memory_set("notes").get())
     finally:
         release()
-
-    assert refused.returncode == 1
-    assert "EmbeddedStoreInUseError" in refused.stderr
-    assert "already open in another process" in refused.stderr
+    assert left == {"7": [], "8": ["another note of 8", "note of 8"]}
 
 
 @pytest.mark.parametrize(("options", "extra", "message"), [

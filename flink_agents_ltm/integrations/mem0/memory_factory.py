@@ -197,11 +197,11 @@ def _build(spec: StoreSpec) -> Memory:
             config.vector_store = VectorStoreConfig.model_construct(
                 provider=store["provider"],
                 config=embedded_store.EmbeddedStoreConfig(**store["config"]))
-        elif connection is not None:
-            config = MemoryConfig(vector_store={**store, "config": connection.mem0_config(
-                store["config"])}, history_db_path=":memory:")
-        else:
-            config = MemoryConfig(vector_store=store, history_db_path=":memory:")
+        else:  # Mem0 validates the config as given (our timeout keys aside) ...
+            config = MemoryConfig(vector_store=_without_our_keys(store), history_db_path=":memory:")
+            if connection is not None:  # ... and gets the connection string built for it
+                config = MemoryConfig(vector_store={**store, "config": connection.mem0_config(
+                    store["config"])}, history_db_path=":memory:")
     except ValidationError as error:
         raise ValueError(f"invalid vector store configuration (provider "
                          f"'{store['provider']}', keys {sorted(store['config'])}): "
@@ -267,6 +267,13 @@ def _build_on_resource(spec: StoreSpec, store: BaseVectorStore) -> Memory:
     log.info("opened Mem0 for job '%s' on the vector store resource %r in %.1f s",
              spec.job_id, store, time.monotonic() - started)
     return memory
+
+
+def _without_our_keys(store: dict[str, Any]) -> dict[str, Any]:
+    if store["provider"] != "pgvector":
+        return store
+    return {**store, "config": {key: value for key, value in store["config"].items()
+                                if key not in pgvector_connection.TIMEOUT_KEYS}}
 
 
 def _validation_errors(error: ValidationError) -> str:

@@ -63,16 +63,24 @@ def _pgvector_upsert(pg: Any, ids: Sequence[str], vectors: Sequence[Sequence[flo
     from mem0.vector_stores import pgvector as mem0_pgvector
 
     pg._ensure_collection()
-    rows = [(i, list(v), json.dumps(p)) for i, v, p in zip(ids, vectors, payloads, strict=True)]
+    # A vector travels as pgvector's text form: psycopg2 adapts a list of floats one number
+    # at a time into an ARRAY literal, which took most of a 100-row upsert's time.
+    rows = [(i, _vector_text(v), json.dumps(p))
+            for i, v, p in zip(ids, vectors, payloads, strict=True)]
     upsert = ("INSERT INTO {} (id, vector, payload) VALUES %s ON CONFLICT (id) DO UPDATE "
               "SET vector = EXCLUDED.vector, payload = EXCLUDED.payload")
     sql = mem0_pgvector.sql
     with pg._get_cursor(commit=True) as cur:
         if mem0_pgvector.PSYCOPG_VERSION == 3:
-            cur.executemany(sql.SQL(upsert.replace("%s", "(%s, %s, %s)")).format(pg._col()),
-                            rows)
+            cur.executemany(sql.SQL(upsert.replace("%s", "(%s, %s::vector, %s)"))
+                            .format(pg._col()), rows)
         else:
-            mem0_pgvector.execute_values(cur, sql.SQL(upsert).format(pg._col()), rows)
+            mem0_pgvector.execute_values(cur, sql.SQL(upsert).format(pg._col()), rows,
+                                         template="(%s, %s::vector, %s)")
+
+
+def _vector_text(vector: Sequence[float]) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
 def _insert_or_update(store: Any, ids: Sequence[str], vectors: Sequence[Sequence[float]],
