@@ -98,7 +98,7 @@ def refusing_event_loop() -> Iterator[None]:
 
 
 class ActionDriver:
-    def __init__(self, pool: WorkerPool, clock: Clock, stats: OperatorStats, timeout_s: float,
+    def __init__(self, pool: WorkerPool[Any], clock: Clock, stats: OperatorStats, timeout_s: float,
                  enter: Callable[[ActionExecution], None],
                  on_record: Callable[[], None]):
         self._pool = pool

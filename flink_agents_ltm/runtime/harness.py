@@ -409,7 +409,7 @@ class AgentHarness:
     def advance(self, seconds: float) -> list[Any]:
         """Let time pass, firing the processing-time timers that come due, in order."""
         self.clock.advance(seconds)
-        emitted = []
+        emitted: list[Any] = []
         while True:
             timer = self._next_timer(event_time=False, until=self.processing_time())
             if timer is None:

@@ -524,21 +524,21 @@ def _well_formed(ids: list[str]) -> list[str]:
 class LongTermMemoryOptions:
     """Configuration of long-term memory, set through the agents' configuration."""
 
-    CHAT_MODEL_SETUP = ConfigOption(
+    CHAT_MODEL_SETUP: ConfigOption[str | None] = ConfigOption(
         "long-term-memory.chat-model-setup",
         str,
         None,
         "Name of a declared chat model setup that Mem0 uses to extract memories. "
         "Unset: items are stored as given (Mem0 infer=False).",
     )
-    EMBEDDING_MODEL_SETUP = ConfigOption(
+    EMBEDDING_MODEL_SETUP: ConfigOption[str | None] = ConfigOption(
         "long-term-memory.embedding-model-setup",
         str,
         None,
         "Name of a declared embedding model setup. Unset: the local all-MiniLM-L6-v2 "
         "model shipped with the package (384 dimensions, offline).",
     )
-    VECTOR_STORE = ConfigOption(
+    VECTOR_STORE: ConfigOption[dict[str, Any] | str | None] = ConfigOption(
         "long-term-memory.vector-store",
         (dict, str),
         None,
@@ -547,14 +547,14 @@ class LongTermMemoryOptions:
         "shared by the processes of one machine (use a server store such as pgvector for "
         "several TaskManagers).",
     )
-    BASE_DIR = ConfigOption(
+    BASE_DIR: ConfigOption[str | None] = ConfigOption(
         "long-term-memory.embedded.base-dir",
         str,
         None,
         "Folder holding one sub-folder per job for the embedded store and Mem0's history "
         "database. Unset: $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm.",
     )
-    INFER = ConfigOption(
+    INFER: ConfigOption[bool | None] = ConfigOption(
         "long-term-memory.infer",
         bool,
         None,
@@ -582,7 +582,7 @@ class LongTermMemoryOptions:
     )
 
     @classmethod
-    def all(cls) -> tuple[ConfigOption, ...]:
+    def all(cls) -> tuple[ConfigOption[Any], ...]:
         return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
 
     @classmethod

@@ -156,6 +156,8 @@ def close(store: Any) -> None:
     if pool is None:
         return
     closer = getattr(pool, "closeall", None) or getattr(pool, "close", None)
+    if closer is None:
+        return
     try:
         closer()
     except Exception:  # already closed

@@ -83,10 +83,10 @@ _SERVER_KEYS = {"qdrant": ("host", "url", "client"), "chroma": ("host", "client"
 
 
 def _config_class(provider: str) -> type:
-    name = VectorStoreConfig._provider_configs.default.get(provider)  # type: ignore[attr-defined]
+    name = VectorStoreConfig._provider_configs.default.get(provider)
     if name is None or provider not in VectorStoreFactory.provider_to_class:
         known = sorted(set(VectorStoreFactory.provider_to_class)
-                       & set(VectorStoreConfig._provider_configs.default))  # type: ignore
+                       & set(VectorStoreConfig._provider_configs.default))
         raise ValueError(f"unknown vector store provider {provider!r}; Mem0 supports: "
                          f"{', '.join(known)}")
     try:
