@@ -258,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except UsageError as error:
         return _fail(args, str(error), 2)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - any failure is a message and exit code 1
         return _fail(args, f"{type(error).__name__}: {error}", 1)
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.agents_yaml import read_agents_yaml
@@ -98,7 +98,7 @@ class AgentsOptions:
         "'flink_agents_ltm.long_term_memory', or 'module:callable' called as "
         "callable(job_id, config, mailbox_check, resources=...).")
 
-    VALIDATORS = {
+    VALIDATORS: ClassVar[dict[str, Callable[[ConfigOption[Any], Any], None]]] = {
         ASYNC_CAPACITY.key: _positive,
         ASYNC_TIMEOUT_MS.key: _positive,
         ASYNC_POLL_INTERVAL_MS.key: _positive,

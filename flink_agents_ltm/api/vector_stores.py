@@ -40,7 +40,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -331,7 +331,8 @@ class BaseVectorStore(Resource, ABC):
     when the resource opens, that is when the job starts.
     """
 
-    resource_arguments = {"embedding_model": ResourceType.EMBEDDING_MODEL}
+    resource_arguments: ClassVar[Mapping[str, ResourceType]] = {
+        "embedding_model": ResourceType.EMBEDDING_MODEL}
 
     def __init__(self, *, embedding_model: str | None = None, dimensions: int | None = None,
                  collection: str = "flink_agents", embedding_batch_size: int = 32):

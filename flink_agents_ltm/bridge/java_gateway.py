@@ -89,7 +89,7 @@ def _error(error: BaseException) -> dict[str, Any]:
 def _answer(call: Callable[[], Any]) -> Any:
     try:
         return [call()]
-    except Exception as error:  # every Python failure becomes a Java exception
+    except Exception as error:  # noqa: BLE001 - every Python failure becomes a Java exception
         return _error(error)
 
 

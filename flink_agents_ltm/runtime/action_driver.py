@@ -161,7 +161,7 @@ class ActionDriver:
         stats.durable_calls_completed += 1
         try:
             value = recordable(name, result)
-        except Exception as not_recordable:
+        except Exception as not_recordable:  # noqa: BLE001 - the action gets it
             return None, not_recordable
         execution.step.record(name, value)
         self._on_record()

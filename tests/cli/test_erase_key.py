@@ -168,7 +168,7 @@ def test_a_wrong_password_fails_with_exit_1_naming_the_server_and_never_the_pass
 
 def test_an_embedded_store_that_a_running_job_holds_is_refused_with_a_clear_message(tmp_path):
     spec = StoreSpec("busy-job", embedder="hashing", base_dir=tmp_path)
-    memory, release = acquire_memory(spec)  # this process holds the store, as a job would
+    _, release = acquire_memory(spec)  # this process holds the store, as a job would
     try:
         config = private_config(tmp_path, {BASE_DIR: str(tmp_path)})
         refused = run_cli("erase-key", "--job-id", "busy-job", "--key", "7",

@@ -299,7 +299,6 @@ class EmbeddedVectorStore(VectorStoreBase):
     def keyword_search(self, query: str, top_k: int = 5,
                        filters: Mapping[str, Any] | None = None) -> None:
         """No BM25 index: Mem0 ranks by similarity only (as with embedded Qdrant)."""
-        return None
 
     # ------------------------------------------------------------------ internals
 

@@ -164,7 +164,6 @@ class FlinkAgentsMem0VectorStore(VectorStoreBase):
     def keyword_search(self, query: str, top_k: int = 5,
                        filters: dict[str, Any] | None = None) -> None:
         """Not offered: Mem0 then ranks by vectors alone."""
-        return None
 
     def delete(self, vector_id: str) -> None:
         self.store.delete(vector_id, collection=self.collection_name)
