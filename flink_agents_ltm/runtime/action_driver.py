@@ -89,6 +89,7 @@ _REFUSING_LOOP = _RefusingEventLoop()
 def refusing_event_loop() -> Iterator[None]:
     previous = asyncio._get_running_loop()
     if previous is None:
+        # A stand-in, not an AbstractEventLoop: it refuses every method asyncio calls.
         asyncio._set_running_loop(_REFUSING_LOOP)  # type: ignore[arg-type]
     try:
         yield

@@ -101,6 +101,7 @@ def _from_mem0(filters: Any) -> Any:
 
 
 def _row(document: Document, score: bool) -> OutputData:
+    # Document.__post_init__ makes metadata a Metadata; the field is typed as given.
     payload = document.metadata.to_dict()  # type: ignore[attr-defined]
     payload[CONTENT_KEY] = document.content
     return OutputData(id=document.id, score=document.score if score else None, payload=payload)
