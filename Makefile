@@ -76,8 +76,9 @@ bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients a
 	$(PY) -m bench.state_per_key
 	$(PY) -m bench.recovery_time
 
-lint: $(STAMP)  ## ruff, and the import contracts of the layers (lint-imports)
+lint: $(STAMP)  ## ruff, mypy (pyproject.toml says how strict), the import contracts of the layers
 	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 
 clean:  ## remove the venv and caches

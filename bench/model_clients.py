@@ -20,19 +20,19 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from chat.scripted_server import (  # noqa: E402
+from chat.scripted_server import (
     ScriptedServer,
     anthropic_reply,
     ollama_reply,
     openai_reply,
 )
 
-from flink_agents_ltm.api.chat_models import ChatMessage  # noqa: E402
-from flink_agents_ltm.integrations.chat_models.anthropic import (  # noqa: E402
+from flink_agents_ltm.api.chat_models import ChatMessage
+from flink_agents_ltm.integrations.chat_models.anthropic import (
     AnthropicChatModelSetup,
 )
-from flink_agents_ltm.integrations.chat_models.ollama import OllamaChatModelSetup  # noqa: E402
-from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup  # noqa: E402
+from flink_agents_ltm.integrations.chat_models.ollama import OllamaChatModelSetup
+from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
 
 CALLS = 300
 THREADS = 8

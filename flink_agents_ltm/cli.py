@@ -31,7 +31,7 @@ import stat
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -151,6 +151,8 @@ def describe_store(config: AgentsConfiguration, job_id: str) -> str:
     if store is None:
         base = config.get(LongTermMemoryOptions.BASE_DIR) or default_home()
         return f"the embedded store of job '{job_id}' under {base}"
+    if isinstance(store, str):
+        return f"the declared vector store '{store}'"
     settings = store.get("config") or {}
     where = settings.get("host") and f" at {settings['host']}:{settings.get('port', 5432)}"
     table = settings.get("collection_name")
@@ -194,9 +196,9 @@ class _Parser(argparse.ArgumentParser):
     secrets (they echo the arguments they refuse)."""
 
     def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, allow_abbrev=False, **kwargs)
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         super().error(redact_text(message))
 
 
@@ -256,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except UsageError as error:
         return _fail(args, str(error), 2)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - any failure is a message and exit code 1
         return _fail(args, f"{type(error).__name__}: {error}", 1)
 
 

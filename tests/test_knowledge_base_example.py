@@ -1,6 +1,7 @@
 """The retrieval example runs offline on PyFlink's mini-cluster and answers every question
 from the right knowledge-base entry, including one the side stream replaced mid-run."""
 
+import itertools
 import json
 import subprocess
 import sys
@@ -21,7 +22,7 @@ def test_the_example_answers_each_question_from_the_expected_entry(tmp_path):
     questions = [r["question"] for r in records if "question" in r]
     answers = {}
     lines = result.stdout.splitlines()
-    for asked, answered in zip(lines, lines[1:], strict=False):
+    for asked, answered in itertools.pairwise(lines):
         if asked.startswith("[") and answered.strip().startswith("-> "):
             answers[(asked[1:asked.index("]")].strip(), asked[asked.index("]") + 2:])] = \
                 answered.strip()[3:]

@@ -19,13 +19,13 @@ from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ltm_agents import CountingAgent  # noqa: E402
+from ltm_agents import CountingAgent
 
-from flink_agents_ltm.api.execution_environment import (  # noqa: E402
+from flink_agents_ltm.api.execution_environment import (
     AgentsExecutionEnvironment,
     AgentsOptions,
 )
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions  # noqa: E402
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 
 
 def main() -> None:

@@ -22,13 +22,13 @@ from pyflink.datastream import StreamExecutionEnvironment
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ltm_agents import NoteTakingAgent  # noqa: E402
+from ltm_agents import NoteTakingAgent
 
-from flink_agents_ltm.api.execution_environment import (  # noqa: E402
+from flink_agents_ltm.api.execution_environment import (
     AgentsExecutionEnvironment,
     AgentsOptions,
 )
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions  # noqa: E402
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 
 
 def vector_store_of(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict | None:

@@ -19,8 +19,9 @@ replayed after a failure.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, ItemsView
 from dataclasses import dataclass
+from typing import Any
 
 from flink_agents_ltm.api.events import Event
 from flink_agents_ltm.api.resources import (
@@ -34,7 +35,8 @@ __all__ = ["Action", "Agent", "action"]
 _LISTENS_TO = "_flink_agents_listens_to"
 
 
-def action(*event_types: type[Event]) -> Callable:
+def action(*event_types: type[Event]) -> Callable[
+        [Callable[..., Any] | staticmethod[..., Any]], staticmethod[..., Any]]:
     """Declare a static method as an action triggered by events of these types
     (subclasses included)."""
     if not event_types:
@@ -43,7 +45,7 @@ def action(*event_types: type[Event]) -> Callable:
         if not (isinstance(event_type, type) and issubclass(event_type, Event)):
             raise TypeError(f"@action takes Event subclasses, got {event_type!r}")
 
-    def decorate(function: Callable) -> staticmethod:
+    def decorate(function: Callable[..., Any] | staticmethod[..., Any]) -> staticmethod[..., Any]:
         target = function.__func__ if isinstance(function, staticmethod) else function
         setattr(target, _LISTENS_TO, tuple(event_types))
         return staticmethod(target)
@@ -54,7 +56,7 @@ def action(*event_types: type[Event]) -> Callable:
 @dataclass(frozen=True)
 class Action:
     name: str
-    function: Callable
+    function: Callable[..., Any]
     listens_to: tuple[type[Event], ...]
 
     @property
@@ -77,7 +79,7 @@ class Agent:
 
     @classmethod
     def resources(cls) -> dict[str, tuple[ResourceType, ResourceDescriptor]]:
-        found = {}
+        found: dict[str, tuple[ResourceType, ResourceDescriptor]] = {}
         for name, member in _static_members(cls):
             resource_type = getattr(member, RESOURCE_TYPE_ATTRIBUTE, None)
             if resource_type is None:
@@ -94,9 +96,9 @@ class Agent:
         return [a for a in cls.actions() if isinstance(event, a.listens_to)]
 
 
-def _static_members(cls: type):
+def _static_members(cls: type) -> ItemsView[str, Callable[..., Any]]:
     """Static methods in definition order, base classes first."""
-    members = {}
+    members: dict[str, Callable[..., Any]] = {}
     for klass in reversed(cls.__mro__):
         for name, member in vars(klass).items():
             if isinstance(member, staticmethod):

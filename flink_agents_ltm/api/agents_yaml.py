@@ -137,7 +137,7 @@ def _options(config: Any, into: Configuration, path: Path) -> dict[str, Any]:
     return into.to_dict()
 
 
-def _flatten(tree: Mapping[str, Any], options: Mapping[str, ConfigOption],
+def _flatten(tree: Mapping[str, Any], options: Mapping[str, ConfigOption[Any]],
              prefix: str = "") -> list[tuple[str, Any]]:
     """Nested maps to dotted keys, stopping at a known option (whose value may be a map)."""
     flat: list[tuple[str, Any]] = []
@@ -150,7 +150,7 @@ def _flatten(tree: Mapping[str, Any], options: Mapping[str, ConfigOption],
     return flat
 
 
-def _typed(option: ConfigOption, value: Any) -> Any:
+def _typed(option: ConfigOption[Any], value: Any) -> Any:
     """YAML gives ints, bools and maps typed; text is parsed like Flink's (``"30 s"``)."""
     if isinstance(value, str):
         return option.parse(value)

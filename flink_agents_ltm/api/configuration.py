@@ -14,12 +14,13 @@ takes a JSON object.
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar, cast, overload
 
 __all__ = ["ConfigOption", "Configuration", "UnknownConfigKeyError", "did_you_mean",
            "unknown_key_message"]
@@ -45,15 +46,22 @@ class UnknownConfigKeyError(KeyError):
 
 @dataclass(frozen=True)
 class ConfigOption(Generic[T]):
+    """An option whose values are of type ``T``: ``ConfigOption[int]`` for an option
+    with a default, ``ConfigOption[int | None]`` for one that may stay unset, so
+    :meth:`Configuration.get` returns what the option holds."""
+
     key: str
-    type: type | tuple[type, ...]
-    default: T | None
+    # ``type`` is also this field's name: inside the class body the builtin is
+    # ``builtins.type``.
+    type: builtins.type[T] | tuple[builtins.type[Any], ...]
+    default: T
     description: str
     # An int of milliseconds that text may also give with a unit, as Flink's durations.
     duration: bool = False
 
-    def validate(self, value: Any) -> T | None:
-        """Return ``value`` if it fits this option, else raise ``TypeError`` naming it."""
+    def validate(self, value: object) -> T | None:
+        """Return ``value`` if it fits this option, else raise ``TypeError`` naming it;
+        ``None`` (unset) fits every option."""
         if value is None:
             return None
         types = self._types()
@@ -66,16 +74,17 @@ class ConfigOption(Generic[T]):
             shown = f": {value!r}" if isinstance(value, int | float) else ""
             raise TypeError(
                 f"option '{self.key}' expects {self._type_names()}, "
-                f"got {type(value).__name__}{shown}"
+                f"got {builtins.type(value).__name__}{shown}"
             )
-        return value
+        # The isinstance check above is what makes value a T (T is one of self._types()).
+        return cast(T, value)
 
     def parse(self, text: str) -> T | None:
         """The value ``text`` stands for, as written in Flink's configuration or on
         ``-D``; ``ValueError`` naming the option and the expected form otherwise."""
         if not isinstance(text, str):
             raise TypeError(f"option '{self.key}': parse() takes text, got "
-                            f"{type(text).__name__}")
+                            f"{builtins.type(text).__name__}")
         types = self._types()
         stripped = text.strip()
         if bool in types:
@@ -112,7 +121,7 @@ class ConfigOption(Generic[T]):
                              f"'500 ms', '30 s', '1 min', '1 h', got {text!r}")
         return int(match.group(1)) * _MILLIS_PER_UNIT[match.group(2)]
 
-    def _types(self) -> tuple[type, ...]:
+    def _types(self) -> tuple[builtins.type[Any], ...]:
         return self.type if isinstance(self.type, tuple) else (self.type,)
 
     def _type_names(self) -> str:
@@ -122,36 +131,55 @@ class ConfigOption(Generic[T]):
 class Configuration:
     """Values for a known set of options; unknown keys are refused."""
 
-    def __init__(self, options: Iterable[ConfigOption], values: Mapping[str, Any] | None = None):
+    def __init__(self, options: Iterable[ConfigOption[Any]],
+                 values: Mapping[str, Any] | None = None):
         self._options = {option.key: option for option in options}
         self._values: dict[str, Any] = {}
         for key, value in (values or {}).items():
             self.set(key, value)
 
-    def set(self, option: ConfigOption | str, value: Any) -> Configuration:
+    @overload
+    def set(self, option: ConfigOption[T], value: T) -> Self: ...
+
+    @overload
+    def set(self, option: str, value: Any) -> Self: ...
+
+    def set(self, option: ConfigOption[Any] | str, value: Any) -> Self:
         known = self._option(option)
-        self._values[known.key] = known.validate(value)
+        valid = known.validate(value)
+        self._check(known, valid)
+        self._values[known.key] = valid
         return self
 
-    def set_string(self, option: ConfigOption | str, text: str) -> Configuration:
+    def set_string(self, option: ConfigOption[Any] | str, text: str) -> Self:
         """Set an option from text, parsed by its type (``"32"``, ``"true"``, ``"1 min"``)."""
         known = self._option(option)
         return self.set(known, known.parse(text))
 
-    def get(self, option: ConfigOption[T] | str) -> T | None:
+    @overload
+    def get(self, option: ConfigOption[T]) -> T: ...
+
+    @overload
+    def get(self, option: str) -> Any: ...
+
+    def get(self, option: ConfigOption[Any] | str) -> Any:
         known = self._option(option)
         return self._values.get(known.key, known.default)
 
-    def contains(self, option: ConfigOption | str) -> bool:
+    def contains(self, option: ConfigOption[Any] | str) -> bool:
         return self._option(option).key in self._values
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self._values)
 
-    def options(self) -> tuple[ConfigOption, ...]:
+    def options(self) -> tuple[ConfigOption[Any], ...]:
         return tuple(self._options.values())
 
-    def _option(self, option: ConfigOption | str) -> ConfigOption:
+    def _check(self, option: ConfigOption[Any], value: Any) -> None:
+        """Rules beyond the option's type, for a subclass to add (``value`` is valid
+        for ``option``'s type); raise ``ValueError`` naming the option to refuse it."""
+
+    def _option(self, option: ConfigOption[Any] | str) -> ConfigOption[Any]:
         key = option.key if isinstance(option, ConfigOption) else option
         try:
             return self._options[key]

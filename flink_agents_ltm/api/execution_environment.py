@@ -32,7 +32,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.agents_yaml import read_agents_yaml
@@ -45,7 +45,7 @@ from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 __all__ = ["AgentBuilder", "AgentsExecutionEnvironment", "AgentsOptions"]
 
 
-def _positive(option: ConfigOption, value: Any) -> None:
+def _positive(option: ConfigOption[Any], value: Any) -> None:
     if value is not None and value <= 0:
         raise ValueError(f"option '{option.key}' must be positive, got {value!r}")
 
@@ -79,7 +79,7 @@ class AgentsOptions:
         "reuses them: exactly-once calls. Off: only completed actions are kept; the calls "
         "of an action interrupted by a failure run again (at-least-once), which keeps "
         "state small. Memory writes are exactly-once either way.")
-    SHORT_TERM_MEMORY_TTL_MS = ConfigOption(
+    SHORT_TERM_MEMORY_TTL_MS: ConfigOption[int | None] = ConfigOption(
         "agents.short-term-memory.ttl-ms", int, None,
         "Time to live of short-term memory entries since their last write (Flink state "
         "TTL). Unset: no expiry.", duration=True)
@@ -91,14 +91,14 @@ class AgentsOptions:
         "agents.progress-interval-ms", int, 10_000,
         "How often each operator subtask logs a progress line (inputs, actions, durable "
         "calls) at INFO while it works.", duration=True)
-    LONG_TERM_MEMORY_FACTORY = ConfigOption(
+    LONG_TERM_MEMORY_FACTORY: ConfigOption[str | None] = ConfigOption(
         "agents.long-term-memory.factory", str, None,
         "Which long-term memory the job builds: 'mem0' (the default), 'in-memory' (tests and "
         "demos; nothing survives the process), a name registered under the entry point group "
         "'flink_agents_ltm.long_term_memory', or 'module:callable' called as "
         "callable(job_id, config, mailbox_check, resources=...).")
 
-    VALIDATORS = {
+    VALIDATORS: ClassVar[dict[str, Callable[[ConfigOption[Any], Any], None]]] = {
         ASYNC_CAPACITY.key: _positive,
         ASYNC_TIMEOUT_MS.key: _positive,
         ASYNC_POLL_INTERVAL_MS.key: _positive,
@@ -107,7 +107,7 @@ class AgentsOptions:
     }
 
     @classmethod
-    def all(cls) -> tuple[ConfigOption, ...]:
+    def all(cls) -> tuple[ConfigOption[Any], ...]:
         return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
 
 
@@ -117,15 +117,12 @@ class AgentsConfiguration(Configuration):
     def __init__(self, values: dict[str, Any] | None = None):
         super().__init__(AgentsOptions.all() + LongTermMemoryOptions.all(), values)
 
-    def set(self, option, value):
-        known = self._option(option)
-        value = known.validate(value)
-        check = AgentsOptions.VALIDATORS.get(known.key)
+    def _check(self, option: ConfigOption[Any], value: Any) -> None:
+        check = AgentsOptions.VALIDATORS.get(option.key)
         if check is not None:
-            check(known, value)
-        if known is AgentsOptions.ERROR_HANDLING and value not in ("fail", "ignore"):
-            raise ValueError(f"option '{known.key}' is 'fail' or 'ignore', got {value!r}")
-        return super().set(known, value)
+            check(option, value)
+        if option is AgentsOptions.ERROR_HANDLING and value not in ("fail", "ignore"):
+            raise ValueError(f"option '{option.key}' is 'fail' or 'ignore', got {value!r}")
 
 
 class AgentsExecutionEnvironment:

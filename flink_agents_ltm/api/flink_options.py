@@ -73,11 +73,11 @@ def read_agent_options(text: Mapping[str, str], into: Configuration, source: str
             into.set_string(key, value)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{source}: {error}") from None
-    for parent, value in nested.items():
+    for parent, tree in nested.items():
         if parent in text:
             raise ValueError(f"{source}: '{parent}' is given both as a value and as nested "
                              f"keys '{parent}.*'; keep one")
-        into.set(parent, value)
+        into.set(parent, tree)
 
 
 def _put(tree: dict[str, Any], path: list[str], value: str, key: str, source: str) -> None:

@@ -60,7 +60,7 @@ def configure_python_workers(flink_configuration: Any) -> dict[str, str]:
     target = flink_configuration.getString("execution.target", None)
     if target is not None and target not in LOCAL_TARGETS:
         return {}
-    chosen = {key: sys.executable for key in EXECUTABLE_OPTIONS}
+    chosen = dict.fromkeys(EXECUTABLE_OPTIONS, sys.executable)
     chosen[PYTHONPATH_OPTION] = os.pathsep.join(worker_import_path())
     applied = {key: value for key, value in chosen.items()
                if not flink_configuration.containsKey(key)}

@@ -252,9 +252,10 @@ class ResourceDescriptor:
 
     def build(self) -> Any:
         """A new resource: ``clazz(**arguments)``, or Mem0's config dict without a class."""
-        if self.module is None:
+        clazz = self.clazz
+        if clazz is None:  # Mem0's format: no module, no class
             return self.arguments
-        return self.clazz(**self.arguments)  # type: ignore[misc]
+        return clazz(**self.arguments)
 
     def redact(self, text: str) -> str:
         """``text`` (an error message, say) with this descriptor's secrets masked."""

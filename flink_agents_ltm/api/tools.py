@@ -168,7 +168,7 @@ def parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
                 continue
             if isinstance(annotation, str):
                 try:
-                    annotation = eval(annotation, namespace)  # noqa: S307 - an annotation
+                    annotation = eval(annotation, namespace)  # text of an annotation
                 except NameError as error:
                     raise TypeError(f"tool {getattr(fn, '__name__', fn)!r}: the type of "
                                     f"parameter '{name}' cannot be resolved ({error}); "

@@ -40,7 +40,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -206,7 +206,7 @@ class Document:
             object.__setattr__(self, "score", float(self.score))
 
 
-def _validated_document(content: str, metadata: Metadata, document_id: str,
+def _validated_document(content: str, metadata: Mapping[str, Any], document_id: str,
                         embedding: tuple[float, ...]) -> Document:
     """A Document from parts that are already checked (no second validation)."""
     document = object.__new__(Document)
@@ -331,7 +331,8 @@ class BaseVectorStore(Resource, ABC):
     when the resource opens, that is when the job starts.
     """
 
-    resource_arguments = {"embedding_model": ResourceType.EMBEDDING_MODEL}
+    resource_arguments: ClassVar[Mapping[str, ResourceType]] = {
+        "embedding_model": ResourceType.EMBEDDING_MODEL}
 
     def __init__(self, *, embedding_model: str | None = None, dimensions: int | None = None,
                  collection: str = "flink_agents", embedding_batch_size: int = 32):
@@ -419,7 +420,7 @@ class BaseVectorStore(Resource, ABC):
         for d in documents:
             embedding = next(vectors) if d.embedding is None else self._checked(
                 d.embedding, f"the embedding of document {d.id!r}")
-            complete.append(_validated_document(d.content, d.metadata,  # type: ignore[arg-type]
+            complete.append(_validated_document(d.content, d.metadata,
                                                 d.id or str(uuid.uuid4()), embedding))
         return complete
 
@@ -446,7 +447,7 @@ class BaseVectorStore(Resource, ABC):
                 raise DuplicateDocumentError(f"add: id(s) {sorted(taken)} are already stored in "
                                              f"collection '{name}'; use update() to change them")
         self._add(name, complete)
-        return [d.id for d in complete]  # type: ignore[misc]
+        return [d.id for d in complete if d.id is not None]  # all: completed, each has one
 
     def query(self, query: VectorStoreQuery | str | None = None, *,
               vector: Sequence[float] | None = None, limit: int = 10,
@@ -462,12 +463,13 @@ class BaseVectorStore(Resource, ABC):
         else:
             query = VectorStoreQuery(text=query, vector=vector, limit=limit, filters=filters,
                                      collection=collection)
-        if query.vector is not None:
-            vector_ = self._checked(query.vector, "the query vector")
+        if query.text is not None:  # a query has either text or a vector
+            vector_ = self.embed([query.text])[0]
         else:
-            vector_ = self.embed([query.text])[0]  # type: ignore[list-item]
+            vector_ = self._checked(query.vector, "the query vector")
+        # Parsed already by VectorStoreQuery (parse_filter gives a parsed tree back as is).
         found = self._query(self._collection(query.collection), vector_, query.limit,
-                            query.filters)  # type: ignore[arg-type]
+                            parse_filter(query.filters))
         return QueryResult(tuple(found))
 
     def get(self, ids: str | Sequence[str] | None = None, *,
@@ -496,10 +498,12 @@ class BaseVectorStore(Resource, ABC):
         wanted = None if ids is None else _ids(ids)
         if wanted == []:
             return []
-        doomed = [d.id for d in self._get(name, wanted, filter_, None)]
+        # Documents read back from the store always have an id.
+        doomed = [d.id for d in self._get(name, wanted, filter_, None)
+                  if d.id is not None]
         if doomed:
-            self._delete(name, doomed)  # type: ignore[arg-type]
-        return doomed  # type: ignore[return-value]
+            self._delete(name, doomed)
+        return doomed
 
     def update(self, documents: Document | Sequence[Document], *,
                collection: str | None = None) -> None:
@@ -514,8 +518,8 @@ class BaseVectorStore(Resource, ABC):
         name = self._collection(collection)
         if not docs:
             return
-        ids = [d.id for d in docs]
-        stored = self._existing_ids(name, ids)  # type: ignore[arg-type]
+        ids = [d.id for d in docs if d.id is not None]  # all of them: checked above
+        stored = self._existing_ids(name, ids)
         missing = [i for i in ids if i not in stored]
         if missing:
             raise DocumentNotFoundError(f"update: id(s) {missing} are not stored in collection "

@@ -89,7 +89,7 @@ def _error(error: BaseException) -> dict[str, Any]:
 def _answer(call: Callable[[], Any]) -> Any:
     try:
         return [call()]
-    except Exception as error:  # every Python failure becomes a Java exception
+    except Exception as error:  # noqa: BLE001 - every Python failure becomes a Java exception
         return _error(error)
 
 
@@ -190,9 +190,11 @@ def _from_java(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """
     from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 
-    options = _plain(config) or None
+    options = _plain(config)
+    if not options:
+        return None
     key = LongTermMemoryOptions.VECTOR_STORE.key
-    store = options.get(key) if options else None
+    store = options.get(key)
     if isinstance(store, str) and store.lstrip().startswith("{"):
         try:
             parsed = json.loads(store)

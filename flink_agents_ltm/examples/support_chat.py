@@ -110,16 +110,16 @@ def run(home: str) -> int:
     agents_env.get_config().set(LongTermMemoryOptions.BASE_DIR, home)
     outputs = (agents_env.from_datastream(questions, key_selector=lambda q: q["customer"])
                .apply(SupportChatAgent()).to_datastream())
-    answers, memory_events, asked = 0, 0, Counter()
+    answers, memory_events, asked = 0, 0, Counter[str]()
     with outputs.execute_and_collect("support-chat-example") as results:
         for kind, customer, *rest in results:
             if kind == "answer":
                 question, reply = rest
                 asked[customer] += 1
-                order = re.search(r"order (\d+)", question).group(1)
+                order = re.search(r"order (\d+)", question)
                 # order_status's result, and the counter customer_context read before the
                 # action persisted it
-                answers += (ORDERS[order] in reply
+                answers += (order is not None and ORDERS[order.group(1)] in reply
                             and f'"questions": {asked[customer]}' in reply)
                 print(f"[{customer}] Q: {question}\n        A: {reply}")
             else:

@@ -89,6 +89,7 @@ _REFUSING_LOOP = _RefusingEventLoop()
 def refusing_event_loop() -> Iterator[None]:
     previous = asyncio._get_running_loop()
     if previous is None:
+        # A stand-in, not an AbstractEventLoop: it refuses every method asyncio calls.
         asyncio._set_running_loop(_REFUSING_LOOP)  # type: ignore[arg-type]
     try:
         yield
@@ -98,7 +99,7 @@ def refusing_event_loop() -> Iterator[None]:
 
 
 class ActionDriver:
-    def __init__(self, pool: WorkerPool, clock: Clock, stats: OperatorStats, timeout_s: float,
+    def __init__(self, pool: WorkerPool[Any], clock: Clock, stats: OperatorStats, timeout_s: float,
                  enter: Callable[[ActionExecution], None],
                  on_record: Callable[[], None]):
         self._pool = pool
@@ -161,7 +162,7 @@ class ActionDriver:
         stats.durable_calls_completed += 1
         try:
             value = recordable(name, result)
-        except Exception as not_recordable:
+        except Exception as not_recordable:  # noqa: BLE001 - the action gets it
             return None, not_recordable
         execution.step.record(name, value)
         self._on_record()

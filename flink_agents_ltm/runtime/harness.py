@@ -299,7 +299,7 @@ class ManualWorkerPool:
         with write_position(handle.position):
             try:
                 return self._finish(handle, handle.call.run(), None)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - the action gets it, as on the pool
                 return self._finish(handle, None, error)
 
     def complete(self, result: Any = None, handle: ManualCall | None = None,
@@ -404,12 +404,12 @@ class AgentHarness:
         return self._call(key, lambda timers: self.engine.process_input(key, value, timers))
 
     def processing_time(self) -> int:
-        return self._processing_base_ms + int(round(self.clock.now * 1000))
+        return self._processing_base_ms + round(self.clock.now * 1000)
 
     def advance(self, seconds: float) -> list[Any]:
         """Let time pass, firing the processing-time timers that come due, in order."""
         self.clock.advance(seconds)
-        emitted = []
+        emitted: list[Any] = []
         while True:
             timer = self._next_timer(event_time=False, until=self.processing_time())
             if timer is None:

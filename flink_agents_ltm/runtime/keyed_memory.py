@@ -50,6 +50,8 @@ class KeyedMemoryStore:
     def persist(self) -> None:
         """Write this action's changes to the keyed state (mailbox thread, key in scope)."""
         self._check()
+        if self._values is None:  # never loaded, so nothing was written or removed
+            return
         for path in self._removed:
             self._state.remove(path)
         for path in self._written:

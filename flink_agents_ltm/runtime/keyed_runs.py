@@ -183,7 +183,7 @@ def _one_line(text: str, limit: int | None = None) -> str:
 
 
 class KeyedRunEngine:
-    def __init__(self, *, actions: list[Action], states: KeyedStates, pool: WorkerPool,
+    def __init__(self, *, actions: list[Action], states: KeyedStates, pool: WorkerPool[Any],
                  clock: Clock, settings: EngineSettings, memory: LazyActionMemory,
                  resources: Callable[[str, ResourceType | None], Any],
                  mailbox_check: Callable[[], None], stats: OperatorStats):

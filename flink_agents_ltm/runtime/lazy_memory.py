@@ -51,6 +51,7 @@ class LazyActionMemory:
                     "flink_agents_ltm.runtime.memory.action_memory)")
             memory.switch_context(*self._context)
             self._memory = memory
+        # Factories build BaseLongTermMemory subclasses; ActionMemory is what was checked.
         return self._memory  # type: ignore[return-value]
 
     def end_action(self, observation_id: str, completed: bool) -> ActionMemoryOutcome:

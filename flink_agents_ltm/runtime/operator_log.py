@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
+from typing import TextIO
 
 from flink_agents_ltm.runtime.protocols import Clock
 
@@ -34,12 +35,13 @@ class _ConsoleHandler(logging.StreamHandler):
         self._name = name
         self.setFormatter(logging.Formatter(FORMAT))
 
-    @property  # type: ignore[override]
-    def stream(self):
-        return getattr(sys, self._name)
+    @property
+    def stream(self) -> TextIO:
+        stream: TextIO = getattr(sys, self._name)
+        return stream
 
     @stream.setter
-    def stream(self, _value) -> None:
+    def stream(self, _value: TextIO) -> None:
         pass
 
 

@@ -18,9 +18,10 @@ the Python worker, so a callable is registered.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from flink_agents_ltm.api.memory.observation import MemoryOp
+from flink_agents_ltm.api.memory.observation import MemoryObservation, MemoryOp
 
 GROUP = "flink_agents"
 
@@ -57,12 +58,32 @@ class OperatorStats:
     """Totals of one operator subtask since it opened, and four current levels."""
 
     __slots__ = tuple(a for a, _ in COUNTERS + MEMORY_OPERATIONS + GAUGES)
+    # The slots above, declared for the type checker (all start at 0).
+    inputs_received: int
+    actions_started: int
+    actions_completed: int
+    actions_failed: int
+    durable_calls_submitted: int
+    durable_calls_completed: int
+    durable_calls_failed: int
+    durable_calls_timed_out: int
+    durable_calls_replayed: int
+    durable_call_time_ms: int
+    memory_events_emitted: int
+    memory_adds: int
+    memory_gets: int
+    memory_searches: int
+    memory_deletes: int
+    durable_calls_in_flight: int
+    durable_calls_abandoned: int
+    keys_parked: int
+    inputs_waiting: int
 
     def __init__(self) -> None:
         for attribute in self.__slots__:
             setattr(self, attribute, 0)
 
-    def count_observations(self, observations) -> None:
+    def count_observations(self, observations: Iterable[MemoryObservation]) -> None:
         """Long-term memory operations of a completed action (its drained observations)."""
         for observation in observations:
             op = observation.op

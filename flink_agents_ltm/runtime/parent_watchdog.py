@@ -20,6 +20,7 @@ inside the TaskManager's JVM).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import select
@@ -71,11 +72,9 @@ def _alive(pid: int, start_time: int) -> bool:
 def _die(pid: int) -> None:
     """Straight to the file descriptor: PyFlink's worker turns ``sys.stderr`` into logging
     calls that go to the dead TaskManager and may block."""
-    try:
+    with contextlib.suppress(OSError):
         os.write(2, f"flink-agents-ltm: the TaskManager (pid {pid}) of this Python worker "
                     f"(pid {os.getpid()}) is gone; the worker stops now\n".encode())
-    except OSError:
-        pass
     os._exit(70)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from flink_agents_ltm.runtime.durable import DurableCall
 
@@ -106,8 +106,14 @@ class CallHandle(Protocol):
         """``(result, None)`` or ``(None, error)`` of a done call."""
 
 
-class WorkerPool(Protocol):
+Handle = TypeVar("Handle", bound=CallHandle)
+
+
+class WorkerPool(Protocol[Handle]):
     """Runs durable calls off the mailbox thread, at most ``capacity`` at once.
+
+    ``Handle`` is the pool's own kind of :class:`CallHandle`: a pool is only ever
+    given back handles it made, so the engine holds a ``WorkerPool[Any]``.
 
     Every method runs on the mailbox thread. No method blocks past the earliest
     deadline of the calls it waits for: a call past its deadline is *timed out*:
@@ -124,17 +130,17 @@ class WorkerPool(Protocol):
     def abandoned(self) -> int:
         """Timed-out calls whose thread still runs."""
 
-    def submit(self, call: DurableCall, position: str) -> CallHandle:
+    def submit(self, call: DurableCall, position: str) -> Handle:
         """Start ``call`` with its long-term-memory write position set on the thread
         that runs it; while every slot is taken, waits for one (back-pressure)."""
 
-    def time_out(self, handle: CallHandle) -> bool:
+    def time_out(self, handle: Handle) -> bool:
         """Give up on a call past its deadline: free its slot, abandon its thread.
         ``False`` if it turned out to be done."""
 
-    def wait(self, handles: Iterable[CallHandle] | None, until: float) -> None:
+    def wait(self, handles: Iterable[Handle] | None, until: float) -> None:
         """Block until one of ``handles`` (any call if ``None``) is done, or ``until``."""
 
-    def close(self, grace_s: float) -> list[CallHandle]:
+    def close(self, grace_s: float) -> list[Handle]:
         """Take no more calls; wait up to ``grace_s`` for the running ones; answer
         those still running."""

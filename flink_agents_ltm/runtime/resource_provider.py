@@ -224,7 +224,7 @@ class ResourceProvider:
     def _construct(self, name: str, descriptor: ResourceDescriptor) -> Any:
         try:
             return descriptor.build()
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - re-raised, naming the resource
             raise self._failure("building", name, descriptor, error) from _cause(
                 descriptor, error)
 

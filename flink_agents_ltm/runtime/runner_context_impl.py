@@ -134,11 +134,11 @@ class RunnerContextImpl(RunnerContext):
         if not isinstance(chat_model, BaseChatModelSetup):
             raise TypeError(f"chat model '{model}' is a {type(chat_model).__name__}, not a "
                             "BaseChatModelSetup")
-        tools = [t if isinstance(t, Tool) else tool(t) for t in tools]
-        names = [t.name for t in tools]
+        chat_tools = [t if isinstance(t, Tool) else tool(t) for t in tools]
+        names = [t.name for t in chat_tools]
         if len(set(names)) != len(names):
             raise ValueError(f"ctx.chat got two tools of one name: {names}")
-        return ChatLoop(self, messages, model, chat_model, tools, max_turns).run()
+        return ChatLoop(self, messages, model, chat_model, chat_tools, max_turns).run()
 
     def _require_async(self, what: str) -> None:
         """An awaitable handed to a plain ``def`` action would be dropped unawaited: the call

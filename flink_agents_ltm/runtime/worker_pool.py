@@ -88,7 +88,7 @@ class PooledCall:
         with write_position(self.position):
             try:
                 return self.call.run(), None
-            except BaseException as error:  # the action gets it, the worker survives
+            except BaseException as error:  # noqa: BLE001 - the action gets it, the worker lives
                 return None, error
 
 

@@ -11,6 +11,7 @@ daemon thread; use it as a context manager so it stops.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -68,7 +69,7 @@ class ScriptedServer:
                         server.closed_connections += 1
                         server._lock.notify_all()
 
-            def do_POST(self):  # noqa: N802 (http.server's name)
+            def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 request = Request(self.path, json.loads(raw or b"null"), self.headers,
                                   self.client_address, time.monotonic())
@@ -122,10 +123,8 @@ class ScriptedServer:
         self._server.server_close()
         with self._lock:
             for connection in self._open:
-                try:
+                with contextlib.suppress(OSError):
                     connection.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
         self._thread.join()
 
 

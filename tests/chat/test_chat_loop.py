@@ -85,7 +85,7 @@ def drive(coroutine, step):
             continue
         try:
             send = recordable(call.name, call.run())
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - thrown into the action, as the runtime does
             throw = DurableCallError(f"durable call failed: {error}")
             throw.__cause__ = error
             continue

@@ -59,7 +59,8 @@ def test_openai_client_sends_messages_tools_and_key_and_reads_tool_calls(openai_
 
 
 def test_openai_client_sends_tool_results_paired_with_their_call_and_asks_for_json(openai_key):
-    history = QUESTION + [
+    history = [
+        *QUESTION,
         ChatMessage("assistant", "", (ToolCall("c1", "order_status", {"order_id": "7"}),)),
         ChatMessage("tool", "shipped", tool_call_id="c1", name="order_status")]
     with ScriptedServer([openai_reply('{"status": "shipped"}')]) as server:
@@ -104,7 +105,7 @@ def test_ollama_client_posts_to_api_chat_and_numbers_its_tool_calls():
     with ScriptedServer([ollama_reply(tool_calls=[("order_status", {"order_id": "7"}),
                                                   ("order_status", {"order_id": "8"})])]) as s:
         model = OllamaChatModelSetup("qwen", s.url, options={"temperature": 0})
-        reply = model.chat(QUESTION + [ChatMessage("tool", "x", tool_call_id="call_0",
+        reply = model.chat([*QUESTION, ChatMessage("tool", "x", tool_call_id="call_0",
                                                    name="order_status")],
                            [order_status], json_mode=True)
     assert [(c.id, c.arguments) for c in reply.tool_calls] == [
@@ -142,7 +143,8 @@ def test_azure_openai_without_its_endpoint_or_key_is_refused():
 
 def test_anthropic_client_maps_system_tools_and_tool_results_onto_content_blocks(monkeypatch):
     monkeypatch.setenv("SCRIPTED_ANTHROPIC_KEY", "sk-ant-test")
-    history = QUESTION + [
+    history = [
+        *QUESTION,
         ChatMessage("assistant", "Let me look.",
                     (ToolCall("tu_1", "order_status", {"order_id": "7"}),
                      ToolCall("tu_2", "order_status", {"order_id": "8"}))),
@@ -279,9 +281,8 @@ def test_ollama_embeddings_post_to_api_embed():
     ({"embeddings": [["x", 1]]}, "not a list of numbers"),
 ])
 def test_an_embedding_reply_of_the_wrong_shape_is_refused(answer, what):
-    with ScriptedServer([answer]) as server:
-        with pytest.raises(ModelProviderError, match=what):
-            OllamaEmbeddingModelSetup("e", server.url, dimensions=3).embed(["a"])
+    with ScriptedServer([answer]) as server, pytest.raises(ModelProviderError, match=what):
+        OllamaEmbeddingModelSetup("e", server.url, dimensions=3).embed(["a"])
 
 
 @pytest.mark.parametrize("kwargs, what", [

@@ -81,7 +81,7 @@ OLLAMA_EMBEDDINGS = Client(
     lambda q: {"embeddings": [[float(number(q))]]}, lambda r: r.body["input"][0])
 
 CHATS = [OPENAI_CHAT, ANTHROPIC_CHAT, OLLAMA_CHAT]
-EVERY = CHATS + [OPENAI_EMBEDDINGS, OLLAMA_EMBEDDINGS]
+EVERY = [*CHATS, OPENAI_EMBEDDINGS, OLLAMA_EMBEDDINGS]
 SOON = {"retry-after-ms": "10"}  # retry at once: these tests are about whether, not when
 
 
@@ -128,10 +128,10 @@ def test_retries_stop_after_max_retries_and_the_error_names_the_last_status(clie
 
 @pytest.mark.parametrize("client", EVERY, ids=str)
 def test_a_refused_request_is_not_retried(client):
-    with ScriptedServer(lambda request: Reply(400, {"error": "no such model"})) as server:
-        with pytest.raises(ModelProviderError, match='HTTP 400 Bad Request: {"error": '
-                                                     '"no such model"}'):
-            client.call(client.build(server.url), "question 1")
+    with (ScriptedServer(lambda request: Reply(400, {"error": "no such model"})) as server,
+          pytest.raises(ModelProviderError, match='HTTP 400 Bad Request: {"error": '
+                                                  '"no such model"}')):
+        client.call(client.build(server.url), "question 1")
     assert len(server.requests) == 1
 
 

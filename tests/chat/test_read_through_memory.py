@@ -123,7 +123,7 @@ def test_a_failing_parent_read_propagates_with_no_fallback_to_sharing(caller):
     def worker():
         try:
             view.get("count")
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - handed to the test
             errors.append(error)
 
     thread = threading.Thread(target=worker)

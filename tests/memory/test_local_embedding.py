@@ -36,7 +36,7 @@ def run_callers(batcher, requests):
     def call(name, texts):
         try:
             results[name] = batcher.encode(texts)
-        except Exception as error:  # routed to this caller only
+        except Exception as error:  # noqa: BLE001 - routed to this caller only
             results[name] = error
 
     for name, texts in requests.items():

@@ -17,7 +17,7 @@ def run_on_worker(fn):
     def target():
         try:
             outcome["value"] = fn()
-        except BaseException as error:  # re-raised on the caller's thread
+        except BaseException as error:  # noqa: BLE001 - re-raised on the caller's thread
             outcome["error"] = error
 
     worker = threading.Thread(target=target, name="durable-worker")

@@ -68,7 +68,7 @@ def test_a_password_never_reaches_a_configuration_error_or_a_log_record(
         pgvector_session, tmp_path, caplog, case):
     make_config, expected = CASES[case]
     caplog.set_level(logging.DEBUG)
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(Exception) as raised:  # noqa: PT011 - any error; its text is checked
         Mem0LongTermMemory.from_config("secrets", {
             STORE: {"provider": "pgvector", "config": make_config(pgvector_session)},
             LongTermMemoryOptions.BASE_DIR.key: str(tmp_path)})

@@ -136,7 +136,7 @@ def test_a_key_selector_that_raises_fails_the_job_saying_it_was_the_key_selector
     def customer(record):
         return {"a": "ann"}[record[0]]
 
-    with pytest.raises(Py4JJavaError) as failure:
+    with pytest.raises(Py4JJavaError) as failure:  # noqa: PT012 - the job fails as a whole
         env = flink_env(**{"restart-strategy.type": "none"})
         agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
         stream = env.from_collection([("a", 0), ("b", 1)],

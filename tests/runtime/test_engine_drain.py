@@ -31,7 +31,7 @@ class TwoCallAgent(Agent):
 
     @action(InputEvent)
     async def first(event, ctx):
-        key, n = event.input
+        _, n = event.input
         count = (ctx.short_term_memory.get("count") or 0) + 1
         ctx.short_term_memory.set("count", count)
         a = await ctx.durable_execute_async(double, n)

@@ -85,7 +85,7 @@ def test_fail_mode_raises_one_line_naming_the_action_agent_key_and_input():
 ])
 def test_each_kind_of_failing_action_names_the_action_key_input_and_cause(what, cause):
     harness = AgentHarness(BadInputAgent(), config={"agents.durable-async.timeout-ms": 300})
-    with pytest.raises(AgentActionError) as failure:
+    with pytest.raises(AgentActionError) as failure:  # noqa: PT012 - at whichever step fails
         harness.process_element(("bad", 1, what))
         while True:  # run the calls as they come; a timeout lets time pass instead
             if what == "timeout":

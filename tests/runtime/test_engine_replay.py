@@ -56,7 +56,7 @@ class ChangedLookupAgent(LookupAgent):
 
     @action(InputEvent)
     async def look_up(event, ctx):
-        key, n = event.input
+        _, n = event.input
         ctx.short_term_memory.set("count", (ctx.short_term_memory.get("count") or 0) + 1)
         ctx.send_event(Checked(await ctx.durable_execute_async(enrich, n)))
 

@@ -78,7 +78,7 @@ def blocked_run(flink_env, tmp_path_factory):
     agents_env.get_config().set(AgentsOptions.ERROR_HANDLING.key, "ignore")
     agents_env.get_config().set(AgentsOptions.JOB_ID.key, "operator-metrics")
     inputs = [("c", 0, "memory"), ("a", 0, "fail"), ("slow", 0, "block"), ("slow", 1, "sleep 0")]
-    stream = env.from_collection([i + (release,) for i in inputs], type_info=Types.TUPLE(
+    stream = env.from_collection([(*i, release) for i in inputs], type_info=Types.TUPLE(
         [Types.STRING(), Types.INT(), Types.STRING(), Types.STRING()]))
     out = agents_env.from_datastream(stream, key_selector=lambda r: r[0]).apply(MetricsAgent())
     results = out.to_datastream().execute_and_collect()

@@ -74,7 +74,7 @@ def test_a_query_by_vector_and_a_query_object_answer_like_a_query_by_text(store)
 
 def test_precomputed_embeddings_are_stored_as_given(store):
     far = [0.0] * 383 + [1.0]
-    store.add([Document("text that would embed elsewhere", id="given", embedding=far)] + TEAS)
+    store.add([Document("text that would embed elsewhere", id="given", embedding=far), *TEAS])
     assert [d.id for d in store.query(vector=far, limit=1)] == ["given"]
 
 

@@ -320,10 +320,10 @@ class BaseLongTermMemory(ABC):
         Returns whether the set had any item.
         """
         self._mailbox_check()
-        key, observation_id, suppressed = self._context
-        self._check_key(key, "delete_memory_set", name)
+        bound_key, observation_id, suppressed = self._context
+        key = self._check_key(bound_key, "delete_memory_set", name)
         check_name(name, "memory set name", self._limits, _NAME_OPTION)
-        scope = MemoryScope(self._job_id, key, name, observation_id, suppressed)  # type: ignore[arg-type]
+        scope = MemoryScope(self._job_id, key, name, observation_id, suppressed)
         deleted = self._delete(scope, None)
         self._observe(scope, MemoryOp.DELETE, deleted)
         log.info("deleted memory set '%s' of key '%s' (%d items)", name, key, len(deleted))
@@ -416,9 +416,9 @@ class BaseLongTermMemory(ABC):
         """Erase everything this job remembers of ``partition_key``: every item of every
         set, text included (a right-to-be-forgotten request). Any thread; records no
         observation. Returns how many items were erased."""
-        key = None if partition_key is None else str(partition_key)
-        self._check_key(key, "erase_key", None)
-        erased = self._erase_key(self._job_id, key)  # type: ignore[arg-type]
+        key = self._check_key(None if partition_key is None else str(partition_key),
+                              "erase_key", None)
+        erased = self._erase_key(self._job_id, key)
         log.info("erased key '%s' of job '%s' from long-term memory (%d items)", key,
                  self._job_id, erased)
         return erased
@@ -428,13 +428,13 @@ class BaseLongTermMemory(ABC):
     def _scope(self, memory_set: MemorySet, operation: str) -> MemoryScope:
         if not isinstance(memory_set, MemorySet):
             raise TypeError(f"{operation} expects a MemorySet, got {type(memory_set).__name__}")
-        key = memory_set.partition_key
-        self._check_key(key, operation, memory_set.name)
+        key = self._check_key(memory_set.partition_key, operation, memory_set.name)
         check_name(memory_set.name, "memory set name", self._limits, _NAME_OPTION)
-        return MemoryScope(self._job_id, key, memory_set.name,  # type: ignore[arg-type]
+        return MemoryScope(self._job_id, key, memory_set.name,
                            memory_set.observation_id or None, memory_set.observation_suppressed)
 
-    def _check_key(self, key: str | None, operation: str, set_name: str | None) -> None:
+    def _check_key(self, key: str | None, operation: str, set_name: str | None) -> str:
+        """``key`` if it can scope an operation, else the error naming what is wrong."""
         if key is None:
             raise UnboundMemorySetError(unbound_message(operation, set_name))
         if not key.strip():
@@ -443,6 +443,7 @@ class BaseLongTermMemory(ABC):
         if len(key) > self._limits.max_name_length:
             raise ValueError(f"partition key has {len(key)} characters, more than the "
                              f"{self._limits.max_name_length} allowed ({_NAME_OPTION})")
+        return key
 
     def _metadata_per_item(self, metadatas: Any, count: int) -> list[dict[str, Any]]:
         if metadatas is None:
@@ -524,21 +525,21 @@ def _well_formed(ids: list[str]) -> list[str]:
 class LongTermMemoryOptions:
     """Configuration of long-term memory, set through the agents' configuration."""
 
-    CHAT_MODEL_SETUP = ConfigOption(
+    CHAT_MODEL_SETUP: ConfigOption[str | None] = ConfigOption(
         "long-term-memory.chat-model-setup",
         str,
         None,
         "Name of a declared chat model setup that Mem0 uses to extract memories. "
         "Unset: items are stored as given (Mem0 infer=False).",
     )
-    EMBEDDING_MODEL_SETUP = ConfigOption(
+    EMBEDDING_MODEL_SETUP: ConfigOption[str | None] = ConfigOption(
         "long-term-memory.embedding-model-setup",
         str,
         None,
         "Name of a declared embedding model setup. Unset: the local all-MiniLM-L6-v2 "
         "model shipped with the package (384 dimensions, offline).",
     )
-    VECTOR_STORE = ConfigOption(
+    VECTOR_STORE: ConfigOption[dict[str, Any] | str | None] = ConfigOption(
         "long-term-memory.vector-store",
         (dict, str),
         None,
@@ -547,14 +548,14 @@ class LongTermMemoryOptions:
         "shared by the processes of one machine (use a server store such as pgvector for "
         "several TaskManagers).",
     )
-    BASE_DIR = ConfigOption(
+    BASE_DIR: ConfigOption[str | None] = ConfigOption(
         "long-term-memory.embedded.base-dir",
         str,
         None,
         "Folder holding one sub-folder per job for the embedded store and Mem0's history "
         "database. Unset: $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm.",
     )
-    INFER = ConfigOption(
+    INFER: ConfigOption[bool | None] = ConfigOption(
         "long-term-memory.infer",
         bool,
         None,
@@ -582,7 +583,7 @@ class LongTermMemoryOptions:
     )
 
     @classmethod
-    def all(cls) -> tuple[ConfigOption, ...]:
+    def all(cls) -> tuple[ConfigOption[Any], ...]:
         return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
 
     @classmethod

@@ -89,7 +89,7 @@ def to_message(answer: Answer, turn: int) -> ChatMessage:
     ``call-<turn>-<index>``."""
     if isinstance(answer, ChatMessage):
         if answer.role is not MessageRole.ASSISTANT:
-            raise ValueError(f"answer {turn + 1} is a {answer.role.value} message; a chat "
+            raise ValueError(f"answer {turn + 1} is a {answer.role} message; a chat "
                              "model answers as the assistant")
         return answer
     if isinstance(answer, str):

@@ -25,6 +25,7 @@ Registered in Mem0's ``VectorStoreFactory`` as :data:`PROVIDER`.
 
 from __future__ import annotations
 
+import builtins
 import heapq
 import json
 import logging
@@ -257,7 +258,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         return [found]
 
     def search(self, query: str, vectors: Sequence[float], top_k: int = 5,
-               filters: Mapping[str, Any] | None = None) -> list[StoredVector]:
+               filters: Mapping[str, Any] | None = None) -> builtins.list[StoredVector]:
         """The ``top_k`` rows matching ``filters`` most similar to ``vectors``: exact cosine
         over the rows of the filter's scope, scores in [0, 1], best first."""
         matches = compile_filter(_without_scope(filters))
@@ -272,6 +273,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         if not ids or top_k <= 0:
             return []
         payloads: dict[int, dict[str, Any]] = {}
+        keep: Sequence[int]
         if matches is not _ALWAYS:
             keep = []
             for index, text in enumerate(texts):
@@ -297,7 +299,6 @@ class EmbeddedVectorStore(VectorStoreBase):
     def keyword_search(self, query: str, top_k: int = 5,
                        filters: Mapping[str, Any] | None = None) -> None:
         """No BM25 index: Mem0 ranks by similarity only (as with embedded Qdrant)."""
-        return None
 
     # ------------------------------------------------------------------ internals
 

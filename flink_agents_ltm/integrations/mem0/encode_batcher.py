@@ -100,7 +100,7 @@ class EncodeBatcher:
             if len(vectors) != len(texts):
                 raise RuntimeError(f"the encoder returned {len(vectors)} vectors for "
                                    f"{len(texts)} texts")
-        except BaseException as error:
+        except BaseException as error:  # noqa: BLE001 - handed to the waiting callers
             if len(batch) == 1:
                 batch[0][1].set_exception(error)
                 return

@@ -85,7 +85,7 @@ class PgvectorConnection:
         settings = {key: config[key] for key in _CONNECTION_KEYS if config.get(key) is not None}
         try:
             base = parse_dsn(given) if given else {}
-        except Exception:  # its text holds the password: name the key, not the value
+        except Exception:  # noqa: BLE001 - its text holds the password: name the key only
             raise ValueError("the pgvector config's 'connection_string' is not a valid "
                              "PostgreSQL connection string (URI or key=value pairs)") from None
         merged = {**base, **({} if given else settings)}

@@ -138,7 +138,7 @@ class _SessionSettingPool:
                 with conn.cursor() as cur:
                     cur.execute(SESSION_SETTINGS)
                 conn.commit()
-            except Exception as error:  # pgvector < 0.8 has no iterative scans
+            except Exception as error:  # noqa: BLE001 - pgvector < 0.8 has no iterative scans
                 conn.rollback()
                 log.warning("pgvector: could not enable iterative index scans (%s): a search "
                             "of a large key may return fewer than 'limit' rows",
@@ -156,6 +156,8 @@ def close(store: Any) -> None:
     if pool is None:
         return
     closer = getattr(pool, "closeall", None) or getattr(pool, "close", None)
+    if closer is None:
+        return
     try:
         closer()
     except Exception:  # already closed

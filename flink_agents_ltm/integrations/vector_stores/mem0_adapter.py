@@ -101,6 +101,7 @@ def _from_mem0(filters: Any) -> Any:
 
 
 def _row(document: Document, score: bool) -> OutputData:
+    # Document.__post_init__ makes metadata a Metadata; the field is typed as given.
     payload = document.metadata.to_dict()  # type: ignore[attr-defined]
     payload[CONTENT_KEY] = document.content
     return OutputData(id=document.id, score=document.score if score else None, payload=payload)
@@ -164,7 +165,6 @@ class FlinkAgentsMem0VectorStore(VectorStoreBase):
     def keyword_search(self, query: str, top_k: int = 5,
                        filters: dict[str, Any] | None = None) -> None:
         """Not offered: Mem0 then ranks by vectors alone."""
-        return None
 
     def delete(self, vector_id: str) -> None:
         self.store.delete(vector_id, collection=self.collection_name)

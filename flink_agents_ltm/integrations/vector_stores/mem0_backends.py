@@ -193,10 +193,8 @@ class PgVectorBackend(Mem0Backend):
     def prepare(self, store: VectorStoreBase, dimensions: int) -> None:
         """Creates the table now (safe against other processes doing the same); a table
         of another dimension is refused by :meth:`stored_dimensions`' caller."""
-        try:
+        with contextlib.suppress(ValueError):  # the caller reports it with the store's words
             pgvector_store.prepare(store, dimensions)
-        except ValueError:
-            pass  # the caller reports the mismatch with the store's words
 
     def search(self, store: VectorStoreBase, vector: list[float], k: int,
                filters: dict[str, Any] | None) -> list[Any]:

@@ -52,7 +52,7 @@ def _equality(condition: Condition, *, booleans: bool, lists: bool) -> dict[str,
     booleans and the list shorthand for ``in`` only some."""
     value = condition.value
     if condition.op is Operator.EQ and (isinstance(value, str)
-                                        or booleans and isinstance(value, bool)):
+                                        or (booleans and isinstance(value, bool))):
         return {condition.field: value}
     if lists and condition.op is Operator.IN and isinstance(value, tuple) and all(
             isinstance(v, str) for v in value):

@@ -83,10 +83,10 @@ _SERVER_KEYS = {"qdrant": ("host", "url", "client"), "chroma": ("host", "client"
 
 
 def _config_class(provider: str) -> type:
-    name = VectorStoreConfig._provider_configs.default.get(provider)  # type: ignore[attr-defined]
+    name = VectorStoreConfig._provider_configs.default.get(provider)
     if name is None or provider not in VectorStoreFactory.provider_to_class:
         known = sorted(set(VectorStoreFactory.provider_to_class)
-                       & set(VectorStoreConfig._provider_configs.default))  # type: ignore
+                       & set(VectorStoreConfig._provider_configs.default))
         raise ValueError(f"unknown vector store provider {provider!r}; Mem0 supports: "
                          f"{', '.join(known)}")
     try:
@@ -313,6 +313,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             raise ValueError(f"metadata key(s) {sorted(clash)} are reserved by the Mem0 vector "
                              f"store (the content is kept in '{CONTENT_KEY}', the id in "
                              f"'{ID_KEY}')")
+        # Document.__post_init__ makes metadata a Metadata; the field is typed as given.
         payload = document.metadata.to_dict()  # type: ignore[attr-defined]
         payload[CONTENT_KEY] = document.content
         if stored_id != document.id:
@@ -339,6 +340,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
                              "hold the content and id, not metadata")
 
     def _add(self, collection: str, documents: Sequence[Document]) -> None:
+        # The base class completes documents first: each has an id and an embedding.
         ids = [native_id(d.id) for d in documents]  # type: ignore[arg-type]
         payloads = [self._payload(d, i) for d, i in zip(documents, ids, strict=True)]
         vectors = [list(d.embedding) for d in documents]  # type: ignore[arg-type]
@@ -387,7 +389,8 @@ class Mem0VectorStore(CollectionManageableVectorStore):
     def _existing_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
         if not self._exists(collection):
             return set()
-        return {d.id for d in self._get(collection, ids, None, None)}  # type: ignore[misc]
+        # Documents read back from the store always have an id.
+        return {d.id for d in self._get(collection, ids, None, None) if d.id is not None}
 
     def _delete(self, collection: str, ids: Sequence[str]) -> None:
         store = self._store(collection, create=False)
@@ -395,6 +398,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             self._backend.delete_many(store, [native_id(i) for i in ids])
 
     def _update(self, collection: str, documents: Sequence[Document]) -> None:
+        # The base class completes documents first: each has an id and an embedding.
         ids = [native_id(d.id) for d in documents]  # type: ignore[arg-type]
         payloads = [self._payload(d, i) for d, i in zip(documents, ids, strict=True)]
         store = self._store(collection, create=False)
