@@ -167,7 +167,7 @@ def test_a_wrong_password_fails_with_exit_1_naming_the_server_and_never_the_pass
 
 def test_erase_key_erases_from_the_embedded_store_while_a_running_job_holds_it(tmp_path):
     spec = StoreSpec("busy-job", embedder="hashing", base_dir=tmp_path)
-    _, release = acquire_memory(spec)  # this process holds the store, as a job would
+    memory, release = acquire_memory(spec)  # this process holds the store, as a job would
     try:
         ltm = Mem0LongTermMemory("busy-job", memory)
         for key in ("7", "8"):
