@@ -552,8 +552,8 @@ class LongTermMemoryOptions:
         "long-term-memory.embedded.base-dir",
         str,
         None,
-        "Folder holding one sub-folder per job for the embedded store and Mem0's history "
-        "database. Unset: $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm.",
+        "Folder holding one private sub-folder per job for the embedded store. "
+        "Unset: $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm.",
     )
     INFER: ConfigOption[bool | None] = ConfigOption(
         "long-term-memory.infer",

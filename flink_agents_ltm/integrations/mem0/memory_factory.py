@@ -1,7 +1,7 @@
 """Build Mem0 ``Memory`` objects for jobs, one per store and process.
 
-A Mem0 ``Memory`` owns its vector store client and its history database, so
-every operator subtask of a job that runs in this process shares one ``Memory``:
+A Mem0 ``Memory`` owns its vector store client (its history database is replaced, see
+``history``), so every operator subtask of a job that runs in this process shares one ``Memory``:
 :func:`acquire_memory` hands out reference-counted shares and closes the client
 with the last one. The default store (``embedded_store``, one SQLite file per
 job) is shared by the processes of one machine; a server store (``pgvector``,
