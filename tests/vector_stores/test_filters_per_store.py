@@ -14,7 +14,8 @@ DOCUMENTS = [
                                     "title": "Sencha Guide", "tags": ["jp"],
                                     "day": "2019-04-01"}),
     ("d2", "black tea from india", {"topic": "tea", "year": 2021, "price": 3, "vip": False,
-                                    "title": "Assam basics", "day": "2021-06-30"}),
+                                    "title": "Assam basics", "day": "2021-06-30",
+                                    "origin": {"country": "India"}}),
     ("d3", "espresso coffee", {"topic": "coffee", "year": 2023, "price": 2.5,
                                "title": "ESPRESSO at home", "day": "2023-01-15T10:00:00+05:00"}),
     # look-alikes: a year and a flag written as text
@@ -68,6 +69,8 @@ FILTERS = [
     {"tags": "*"},                                # a list is a value ...
     {"OR": [{"tags": "jp"}, {"topic": "herbal"}]},  # ... that equals no scalar
     {"tags": {"ne": "jp"}, "topic": "tea"},
+    {"origin": "*"},                              # so is a dict
+    {"OR": [{"origin": "India"}, {"origin": {"contains": "India"}}, {"topic": "herbal"}]},
 ]
 
 
