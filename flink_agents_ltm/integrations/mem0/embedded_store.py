@@ -280,19 +280,15 @@ class EmbeddedVectorStore(VectorStoreBase):
         if not ids or top_k <= 0:
             return []
         payloads: dict[int, dict[str, Any]] = {}
-        keep: Sequence[int]
+        keep: Sequence[int] = range(len(ids))
         if where.rest is not None:
-            kept = []
             for index, text in enumerate(texts):
                 payload = json.loads(text)
                 if matches(where.rest, payload):
                     payloads[index] = payload
-                    kept.append(index)
-            if not kept:
+            keep = list(payloads)
+            if not keep:
                 return []
-            keep = kept
-        else:
-            keep = range(len(ids))
         matrix = np.frombuffer(b"".join(blobs[i] for i in keep), dtype=np.float32)
         scores = matrix.reshape(len(keep), self.embedding_model_dims) @ query_vector
         best = heapq.nlargest(top_k, range(len(keep)), key=scores.__getitem__)
