@@ -135,10 +135,10 @@ def native_filter(provider: str, filter_: MetadataFilter | None, *, search: bool
     if filter_ is None:
         return NativeFilter(None, True)
     if provider in (OUR_STORES, EMBEDDED_STORE) and not field_names(filter_) & reserved:
-        whole = to_mem0(filter_)
+        everything = to_mem0(filter_)
         # Memory.search merges a top-level AND into the top level, where a second OR, NOT
         # or operator of one field overwrites the first; one level down it passes as is.
-        return NativeFilter({"AND": [whole]} if search else whole, True)
+        return NativeFilter({"AND": [everything]} if search else everything, True)
     parts = conjuncts(filter_)
     if provider == "faiss" and search:
         return NativeFilter(None, False)  # it would filter only 2 * top_k neighbours
