@@ -324,6 +324,8 @@ def drinks(impl):
     ({"day": {"gt": 20000000}}, {"water"}),                        # ... numbers as numbers
     ({"origin": {"gt": "India"}}, {"green tea", "espresso"}),
     ({"created_at": {"gte": "2000-01-01"}}, DRINKS),               # the store's own dates
+    ({"NOT": [{"hash": "*"}]}, DRINKS),                            # Mem0's own fields are
+    ({"data": {"ne": "water"}}, DRINKS),                           # ... not metadata
     ({"origin": {"contains": "ap"}}, {"green tea"}),
     ({"origin": {"icontains": "INDIA"}}, {"black tea"}),
     ({"kind": "*"}, {"green tea", "black tea", "espresso"}),       # present and not None

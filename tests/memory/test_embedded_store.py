@@ -1,6 +1,6 @@
-"""The embedded store (SQLite + numpy): Mem0's filter language, exact scoped search reading
-only the key's rows, upserts, all-or-nothing batches, private files, restarts and
-several processes on one file."""
+"""The embedded store (SQLite + numpy): the project's filter language in both of Mem0's
+spellings, exact scoped search reading only the key's rows, upserts, all-or-nothing
+batches, private files, restarts and several processes on one file."""
 
 import json
 import stat
@@ -16,6 +16,7 @@ from mem0.llms.base import LLMBase
 from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from tests.memory.conftest import RecordingMemory, unwrapped
 
 DRINKS = [
     ("green tea", {"kind": "tea", "price": 3, "tags": ["hot", "leaf"], "when": "2024-05-01"}),
@@ -96,6 +97,85 @@ def test_the_projects_filter_language_decides_where_the_store_would_differ(
     assert sorted(item.value for item in drinks.get(filters=filters)) == expected
     found = drinks.search("green black tea espresso water", limit=10, filters=filters)
     assert sorted(item.value for item in found) == expected
+
+
+# What Memory.search hands the store for {"OR": [...], "NOT": [...]}: the top-level logic
+# as $or / $not, an AND merged into the top level, where an OR inside it stays "OR".
+SEARCH_SPELLING_CASES = [
+    ({"OR": [{"tags": "hot"}, {"kind": "coffee"}]}, ["espresso"]),  # a list is no match
+    ({"NOT": [{"kind": {"ne": "tea"}}]}, ["black tea", "green tea"]),  # ne holds if missing
+    ({"OR": [{"when": {"lt": "2024-06-15T12:00:00+05:00"}}, {"price": 0}],  # ISO dates
+      "NOT": [{"kind": "coffee"}]}, ["black tea", "green tea", "water"]),  # order as text
+    ({"OR": [{"kind": "tea"}, {"strong": True}],
+      "AND": [{"OR": [{"price": {"gte": 5}}, {"price": {"lt": 3}}]}]}, ["black tea", "espresso"]),
+]
+
+
+@pytest.mark.parametrize(("filters", "expected"), SEARCH_SPELLING_CASES, ids=[
+    json.dumps(case) for case, _ in SEARCH_SPELLING_CASES])
+def test_the_store_reads_the_or_and_not_that_mem0s_search_hands_it(
+        embedded_ltm, drinks, filters, expected):
+    memory = embedded_ltm._memory
+    scope = {"user_id": "test-job", "agent_id": "bar", "run_id": "menu"}
+    spelled = memory._process_metadata_filters({**filters, **scope})
+    assert {"$or", "$not"} & set(spelled)
+    store = unwrapped(memory)
+    vector = memory.embedding_model.embed("green black tea espresso water", "search")
+    assert sorted(hit.payload["data"] for hit in store.search(
+        "q", vector, top_k=10, filters=spelled)) == expected
+    [listed] = store.list(filters=spelled)
+    assert sorted(row.payload["data"] for row in listed) == expected
+    found = memory.search("green black tea espresso water", top_k=10, threshold=0.0,
+                          filters={**filters, **scope})["results"]
+    assert sorted(row["memory"] for row in found) == expected
+
+
+def test_a_filter_naming_a_field_mem0_writes_itself_is_not_held_to_the_rows_values(drinks):
+    """Long-term memory's filters see metadata, not Mem0's own ``data`` or ``hash``: the
+    store gets no part of such a filter that it would answer from those fields."""
+    everything = ["black tea", "espresso", "green tea", "water"]
+    for filters in ({"NOT": [{"hash": "*"}]}, {"data": {"ne": "water"}}):
+        assert sorted(item.value for item in drinks.get(filters=filters)) == everything
+        assert sorted(item.value for item in drinks.search(
+            "tea", limit=10, filters=filters)) == everything
+
+
+@pytest.fixture
+def crowded(tmp_path):
+    """A key whose set holds 600 rows that no filter below accepts, then three that do,
+    more similar to the query than those three; Mem0's calls are recorded."""
+    memory, release = acquire_memory(StoreSpec("test-job", embedder="hashing",
+                                               base_dir=tmp_path))
+    recording = RecordingMemory(memory)
+    ltm = Mem0LongTermMemory("test-job", recording)
+    ltm.switch_context("busy", "obs", False)
+    notes = ltm.get_memory_set("notes")
+    for first in range(0, 600, 100):
+        notes.add([f"tea note {n}" for n in range(first, first + 100)],
+                  [{"n": n, "topic": "tea"} for n in range(first, first + 100)])
+    notes.add([f"tea shipping {n}" for n in range(1000, 1003)],
+              [{"n": n, "topic": "shipping"} for n in range(1000, 1003)])
+    recording.calls.clear()
+    yield notes, recording.calls
+    release()
+
+
+@pytest.mark.parametrize("filters", [
+    {"n": {"gte": 1000}},
+    {"topic": {"contains": "ship"}},
+    {"OR": [{"topic": "shipping"}, {"n": {"lt": 0}}]},
+    # two ORs: Memory.search's merge of a top-level AND would keep only the second
+    {"AND": [{"OR": [{"topic": "shipping"}, {"n": {"lt": 0}}]},
+             {"OR": [{"n": {"gte": 0}}, {"topic": "none"}]}]},
+])
+def test_a_filter_beyond_equality_gets_limit_hits_from_one_store_read(crowded, filters):
+    notes, calls = crowded
+    got = notes.get(filters=filters, limit=2)
+    assert [item.value for item in got] == ["tea shipping 1000", "tea shipping 1001"]
+    found = notes.search("tea note", filters=filters, limit=2)
+    assert len(found) == 2
+    assert {item.value for item in found} <= {f"tea shipping {n}" for n in range(1000, 1003)}
+    assert calls == ["get_all", "search"]
 
 
 @pytest.mark.parametrize("filters", [{"price": {"between": [1, 2]}}, {"OR": {"price": 1}},

@@ -1,18 +1,21 @@
 """Every operator means the same on every store: what Qdrant, pgvector and FAISS return
 for a filter is exactly what the reference semantics accept, whether the store evaluated
-the filter itself, in part, or not at all."""
+the filter itself, in part, or not at all; and the embedded store, which evaluates the
+language itself, answers exactly that in both spellings Mem0 hands it."""
 
 import pytest
 
 from flink_agents_ltm.api.filters import FilterError, matches, parse_filter
 from flink_agents_ltm.api.vector_stores import Document
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 
 DOCUMENTS = [
     ("d1", "green tea from japan", {"topic": "tea", "year": 2019, "price": 4.5, "vip": True,
                                     "title": "Sencha Guide", "tags": ["jp"],
                                     "day": "2019-04-01"}),
     ("d2", "black tea from india", {"topic": "tea", "year": 2021, "price": 3, "vip": False,
-                                    "title": "Assam basics", "day": "2021-06-30"}),
+                                    "title": "Assam basics", "day": "2021-06-30",
+                                    "origin": {"country": "India"}}),
     ("d3", "espresso coffee", {"topic": "coffee", "year": 2023, "price": 2.5,
                                "title": "ESPRESSO at home", "day": "2023-01-15T10:00:00+05:00"}),
     # look-alikes: a year and a flag written as text
@@ -63,6 +66,11 @@ FILTERS = [
     {"OR": [{"AND": [{"topic": "tea"}, {"vip": True}]}, {"title": {"contains": "%"}}]},
     {"OR": [{"day": {"lt": "2020"}}, {"year": {"gte": 2023}}], "topic": ["tea", "coffee"]},
     {"user_id": {"ne": "u"}, "topic": "*"},       # scope fields are ordinary fields here
+    {"tags": "*"},                                # a list is a value ...
+    {"OR": [{"tags": "jp"}, {"topic": "herbal"}]},  # ... that equals no scalar
+    {"tags": {"ne": "jp"}, "topic": "tea"},
+    {"origin": "*"},                              # so is a dict
+    {"OR": [{"origin": "India"}, {"origin": {"contains": "India"}}, {"topic": "herbal"}]},
 ]
 
 
@@ -163,3 +171,35 @@ def test_a_filter_outside_the_language_is_refused_before_the_store_is_asked(stor
         with pytest.raises(FilterError, match="filters"):
             store.query("tea", filters=filters)
     assert store.size() == len(DOCUMENTS)
+
+
+def test_the_embedded_store_returns_exactly_the_matching_rows_in_both_of_mem0s_spellings(
+        tmp_path):
+    """As Mem0 calls it: ``get_all`` hands the filter over as written, ``search`` after its
+    rewrite ($or, $not, AND merged into the top level); and the store called directly."""
+    memory, release = acquire_memory(StoreSpec("job", embedder="hashing", base_dir=tmp_path))
+    try:
+        scope = {"user_id": "job", "agent_id": "key", "run_id": "set"}
+        for _, text, metadata in DOCUMENTS:
+            memory.add(text, **scope, metadata=metadata, infer=False)
+        doc_of = {text: doc_id for doc_id, text, _ in DOCUMENTS}
+        store = memory.vector_store
+        vector = memory.embedding_model.embed("tea coffee infusion", "search")
+        wrong = []
+        for filters in FILTERS:
+            expected = expected_ids(filters)
+            stored = {doc_of[row.payload["data"]] for row in store.list(filters, top_k=None)[0]}
+            searched = {doc_of[hit.payload["data"]] for hit in store.search(
+                "q", vector, top_k=10, filters=filters)}
+            answers = [stored, searched]
+            if "user_id" not in filters:
+                scoped = {**filters, **scope}
+                answers.append({doc_of[row["memory"]] for row in memory.get_all(
+                    filters=scoped, top_k=10)["results"]})
+                answers.append({doc_of[row["memory"]] for row in memory.search(
+                    "tea coffee infusion", filters=scoped, top_k=10, threshold=0.0)["results"]})
+            if any(answer != expected for answer in answers):
+                wrong.append((filters, sorted(expected), [sorted(a) for a in answers]))
+        assert wrong == []
+    finally:
+        release()

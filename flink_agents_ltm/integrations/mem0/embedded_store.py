@@ -7,9 +7,16 @@ memory, and its folder admits one process. Here the table is clustered by
 scope: its primary key starts with (``user_id``, ``agent_id``, ``run_id``), so
 the rows of one key lie side by side in the file (in pages large enough to hold
 a vector), and a scoped search reads just those rows and scores them exactly
-with numpy: its cost follows the key's rows, not the store's. Other metadata
-filters (Mem0's filter language, see ``payload_filters``) run on those rows
-only. Lookups by id go through a unique index on the id.
+with numpy: its cost follows the key's rows, not the store's. The rest of a
+filter runs on those rows only, in the project's filter language
+(:mod:`flink_agents_ltm.api.filters`, ``parse_filter`` + ``matches``: the same
+meaning as on every other store), so long-term memory hands this store its
+whole filter. Lookups by id go through a unique index on the id.
+
+Mem0 hands a store filters in two spellings: ``get_all`` passes them as given,
+``search`` first rewrites them (``Memory._process_metadata_filters``): a
+top-level ``OR`` / ``NOT`` becomes ``$or`` / ``$not``, an ``AND`` is merged
+into the top level (deeper levels stay as written). Both are read here.
 
 Sharing: SQLite in WAL mode lets every process of a machine open the same file
 (PyFlink's process mode, several operators): readers never block, writers queue
@@ -41,8 +48,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from flink_agents_ltm.api.filters import AllOf, FilterError, MetadataFilter, matches, parse_filter
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
-from flink_agents_ltm.integrations.mem0.payload_filters import compile_filter, scope_equalities
 
 import_mem0()
 from mem0.utils.factory import VectorStoreFactory  # noqa: E402
@@ -247,11 +254,11 @@ class EmbeddedVectorStore(VectorStoreBase):
              top_k: int | None = 100) -> list[list[StoredVector]]:
         """Rows matching ``filters`` in insertion order, at most ``top_k``; wrapped in one
         more list, as Mem0's ``delete_all`` expects."""
-        matches = compile_filter(filters)
+        where = _StoreFilter.of(filters)
         found: list[StoredVector] = []
-        for vector_id, _, text in self._scoped_rows(filters, with_vectors=False):
+        for vector_id, _, text in self._scoped_rows(where.scope, with_vectors=False):
             payload = json.loads(text)
-            if matches(payload):
+            if matches(where.rest, payload):
                 found.append(StoredVector(vector_id, None, payload))
                 if top_k is not None and len(found) >= top_k:
                     break
@@ -260,31 +267,29 @@ class EmbeddedVectorStore(VectorStoreBase):
     def search(self, query: str, vectors: Sequence[float], top_k: int = 5,
                filters: Mapping[str, Any] | None = None) -> builtins.list[StoredVector]:
         """The ``top_k`` rows matching ``filters`` most similar to ``vectors``: exact cosine
-        over the rows of the filter's scope, scores in [0, 1], best first."""
-        matches = compile_filter(_without_scope(filters))
+        over the rows of the filter's scope, scores in [0, 1], best first. Only a filter
+        beyond the scope makes rows' payloads be read before ranking."""
+        where = _StoreFilter.of(filters)
         query_vector = self._normalized(vectors)
         ids: list[str] = []
         blobs: list[bytes] = []
         texts: list[str] = []
-        for vector_id, blob, text in self._scoped_rows(filters, with_vectors=True):
+        for vector_id, blob, text in self._scoped_rows(where.scope, with_vectors=True):
             ids.append(vector_id)
             blobs.append(blob)
             texts.append(text)
         if not ids or top_k <= 0:
             return []
         payloads: dict[int, dict[str, Any]] = {}
-        keep: Sequence[int]
-        if matches is not _ALWAYS:
-            keep = []
+        keep: Sequence[int] = range(len(ids))
+        if where.rest is not None:
             for index, text in enumerate(texts):
                 payload = json.loads(text)
-                if matches(payload):
+                if matches(where.rest, payload):
                     payloads[index] = payload
-                    keep.append(index)
+            keep = list(payloads)
             if not keep:
                 return []
-        else:
-            keep = range(len(ids))
         matrix = np.frombuffer(b"".join(blobs[i] for i in keep), dtype=np.float32)
         scores = matrix.reshape(len(keep), self.embedding_model_dims) @ query_vector
         best = heapq.nlargest(top_k, range(len(keep)), key=scores.__getitem__)
@@ -305,23 +310,22 @@ class EmbeddedVectorStore(VectorStoreBase):
     def query_plan(self, filters: Mapping[str, Any] | None) -> str:
         """SQLite's plan for the rows a search with ``filters`` reads (``SEARCH vectors USING
         PRIMARY KEY (collection=? AND user_id=? ...)`` when the filter pins the scope)."""
-        sql, params = self._scoped_sql(filters, with_vectors=True)
+        sql, params = self._scoped_sql(_StoreFilter.of(filters).scope, with_vectors=True)
         return "\n".join(row[-1] for row in self._connection().execute(
             f"EXPLAIN QUERY PLAN {sql}", params))
 
-    def _scoped_rows(self, filters: Mapping[str, Any] | None, with_vectors: bool
+    def _scoped_rows(self, scope: Mapping[str, str], with_vectors: bool
                      ) -> Iterable[tuple[str, bytes, str]]:
-        return self._connection().execute(*self._scoped_sql(filters, with_vectors))
+        return self._connection().execute(*self._scoped_sql(scope, with_vectors))
 
-    def _scoped_sql(self, filters: Mapping[str, Any] | None, with_vectors: bool
+    def _scoped_sql(self, scope: Mapping[str, str], with_vectors: bool
                     ) -> tuple[str, tuple[str, ...]]:
-        pinned = scope_equalities(filters, SCOPE_FIELDS)
-        where = "".join(f" AND {name} = ?" for name in pinned)
+        where = "".join(f" AND {name} = ?" for name in scope)
         if with_vectors:  # a search ranks the rows itself
             return (f"SELECT id, vector, payload FROM vectors WHERE collection = ?{where}",
-                    (self.collection_name, *pinned.values()))
+                    (self.collection_name, *scope.values()))
         return (f"SELECT id, NULL, payload FROM vectors WHERE collection = ?{where} "
-                "ORDER BY seq", (self.collection_name, *pinned.values()))
+                "ORDER BY seq", (self.collection_name, *scope.values()))
 
     def _normalized(self, vector: Sequence[float]) -> np.ndarray:
         array = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -351,16 +355,38 @@ class _WriteTransaction:
         self.conn.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
-_ALWAYS = compile_filter(None)
+# Memory.search spells a top-level OR / NOT this way (Memory._process_metadata_filters).
+_SEARCH_SPELLINGS = {"$or": "OR", "$not": "NOT"}
 
 
-def _without_scope(filters: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """``filters`` less the scope equalities the SQL lookup already applied."""
-    if not filters:
-        return None
-    pinned = scope_equalities(filters, SCOPE_FIELDS)
-    rest = {key: value for key, value in filters.items() if key not in pinned}
-    return rest or None
+@dataclass(frozen=True, slots=True)
+class _StoreFilter:
+    """A filter as this store applies it: ``scope``, the scope fields it pins to one text
+    (the SQL lookup's key, so a scoped read touches only the scope's rows), and ``rest``,
+    the remainder, checked on each of those rows with :func:`matches` (``None``: nothing
+    left to check)."""
+
+    scope: dict[str, str]
+    rest: MetadataFilter | None
+
+    @classmethod
+    def of(cls, filters: Mapping[str, Any] | None) -> _StoreFilter:
+        """Read ``filters`` in either spelling Mem0 hands over; anything outside the filter
+        language raises :class:`FilterError` naming where, before a row is read."""
+        if not filters:
+            return cls({}, None)
+        if not isinstance(filters, Mapping):
+            raise FilterError(f"filters must be a dict, got {type(filters).__name__}")
+        scope = {name: value for name in SCOPE_FIELDS
+                 if isinstance(value := filters.get(name), str) and value not in ("", "*")}
+        rest: list[MetadataFilter] = []
+        for key, value in filters.items():  # one at a time: a search may hold OR and $or
+            if key not in scope:
+                part = parse_filter({_SEARCH_SPELLINGS.get(key, key): value})
+                if part is not None:
+                    rest.append(part)
+        return cls(scope, None if not rest else rest[0] if len(rest) == 1 else AllOf(
+            tuple(rest)))
 
 
 def _scope_columns(payload: Mapping[str, Any]) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ from typing import Any
 from flink_agents_ltm.api.configuration import Configuration
 from flink_agents_ltm.api.filters import MetadataFilter, matches
 from flink_agents_ltm.api.memory.long_term_memory import (
+    RESERVED_METADATA,
     BaseLongTermMemory,
     LongTermMemoryError,
     LongTermMemoryOptions,
@@ -50,6 +51,9 @@ log = logging.getLogger(__name__)
 _PAGE = 1000
 # Row fields besides user metadata that a caller's filter may test.
 _FILTERABLE_FIELDS = ("created_at", "updated_at", "role", "actor_id")
+# Fields Mem0 writes into a row that a filter does not see (_fields): a store that held a
+# filter on them (a NOT on "hash") to its own values would drop rows the filter keeps.
+_UNSEEN_FIELDS = RESERVED_METADATA - set(_FILTERABLE_FIELDS)
 
 
 class Mem0LongTermMemory(BaseLongTermMemory):
@@ -238,7 +242,7 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         :func:`matches` (stores differ: pgvector reads ``True`` as ``'True'`` and orders
         text as numbers, Qdrant orders ISO text as dates); :meth:`_fetch` checks all of it."""
         return native_filter(self._provider, filters, search=search,
-                             reserved=frozenset()).condition
+                             reserved=_UNSEEN_FIELDS).condition
 
     @staticmethod
     def _fetch(read: Callable[[int], list[dict[str, Any]]], where: Mem0Scope,

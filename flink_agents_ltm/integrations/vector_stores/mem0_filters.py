@@ -15,8 +15,11 @@ narrower than :func:`matches`, and checks every row that comes back with
 never depends on it. Parts a store cannot take stay with Python, string
 orderings always (pgvector casts to numeric, Qdrant reads ISO text as dates).
 Long-term memory on Mem0 pushes the same parts through ``Memory.search`` and
-``get_all``; Mem0 on one of our own stores (:mod:`.mem0_adapter`) gets all of
-the filter, since our stores evaluate it exactly.
+``get_all``. Two stores get all of the filter, since they evaluate the language
+itself: our own stores under Mem0 (:mod:`.mem0_adapter`) and the embedded
+default (:mod:`flink_agents_ltm.integrations.mem0.embedded_store`) -- unless
+the filter reads a reserved field, which the store holds but the caller's
+check does not see.
 """
 
 from __future__ import annotations
@@ -34,8 +37,10 @@ from flink_agents_ltm.api.filters import (
     MetadataFilter,
     Operator,
     conjuncts,
+    field_names,
     to_mem0,
 )
+from flink_agents_ltm.integrations.mem0.embedded_store import PROVIDER as EMBEDDED_STORE
 from flink_agents_ltm.integrations.vector_stores.mem0_adapter import PROVIDER as OUR_STORES
 
 _PLAIN_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -129,8 +134,11 @@ def native_filter(provider: str, filter_: MetadataFilter | None, *, search: bool
     (else a ``list``)."""
     if filter_ is None:
         return NativeFilter(None, True)
-    if provider == OUR_STORES:  # Mem0 on a store of ours (mem0_adapter): it evaluates all
-        return NativeFilter(to_mem0(filter_), True)
+    if provider in (OUR_STORES, EMBEDDED_STORE) and not field_names(filter_) & reserved:
+        everything = to_mem0(filter_)
+        # Memory.search merges a top-level AND into the top level, where a second OR, NOT
+        # or operator of one field overwrites the first; one level down it passes as is.
+        return NativeFilter({"AND": [everything]} if search else everything, True)
     parts = conjuncts(filter_)
     if provider == "faiss" and search:
         return NativeFilter(None, False)  # it would filter only 2 * top_k neighbours
