@@ -46,7 +46,7 @@ from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
 from flink_agents_ltm.runtime.operator_metrics import OperatorStats
 from flink_agents_ltm.runtime.protocols import KeyedStates
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
-from flink_agents_ltm.runtime.worker_pool import DurableCallsStuckError, stuck_message
+from flink_agents_ltm.runtime.worker_pool import CallState, DurableCallsStuckError, stuck_message
 
 MAX_WATERMARK = 2**63 - 1
 STATE_NAMES = ("next_seq", "busy", "pending", "run", "short_term")
@@ -178,34 +178,15 @@ class _TimerService:
 # ---------------------------------------------------------------------- worker pool
 
 
-class ManualCall:
+class ManualCall(CallState):
     """A call on the :class:`ManualWorkerPool`; it runs when the test says."""
 
     def __init__(self, call: DurableCall, position: str, started: float, deadline: float):
-        self.call = call
-        self.position = position
-        self.started = started
-        self.deadline = deadline
-        self.finished = 0.0
-        self._done = False
-        self._timed_out = False
-        self._result: Any = None
-        self._error: BaseException | None = None
+        super().__init__(call, position, started, deadline)
         self.positions_seen: list[str] = []
 
-    @property
-    def done(self) -> bool:
-        return self._done
-
-    @property
-    def timed_out(self) -> bool:
-        return self._timed_out
-
-    def outcome(self) -> tuple[Any, BaseException | None]:
-        return self._result, self._error
-
     def __repr__(self) -> str:
-        state = "done" if self._done else "timed out" if self._timed_out else "running"
+        state = "done" if self.done else "timed out" if self.timed_out else "running"
         return f"ManualCall({self.call.name}, {state})"
 
 
@@ -263,7 +244,7 @@ class ManualWorkerPool:
         if handle.done or handle.timed_out:
             return handle.timed_out
         del self._running[handle]
-        handle._timed_out = True
+        handle.time_out()
         self._abandoned[handle] = None
         if len(self._abandoned) > self._max_abandoned:
             raise DurableCallsStuckError(stuck_message(
@@ -322,9 +303,7 @@ class ManualWorkerPool:
                 ) -> ManualCall:
         self._running.pop(handle, None)
         self._abandoned.pop(handle, None)
-        handle._result, handle._error = result, error
-        handle.finished = self._clock.monotonic()
-        handle._done = True
+        handle.finish(result, error, self._clock.monotonic())
         return handle
 
 

@@ -54,16 +54,17 @@ class SystemClock:
         return time.monotonic()
 
 
-class PooledCall:
-    """A call on the pool: fields set on the mailbox thread, outcome by its worker."""
+class CallState:
+    """What every pool keeps of one durable call (a :class:`CallHandle`): set on the
+    mailbox thread at submit, its outcome by whoever ran it, through :meth:`finish`
+    (the real pool calls it under its lock)."""
 
-    __slots__ = ("call", "position", "context", "started", "deadline", "finished", "_done",
-                 "_result", "_error", "_timed_out")
+    __slots__ = ("call", "position", "started", "deadline", "finished", "_done", "_result",
+                 "_error", "_timed_out")
 
     def __init__(self, call: DurableCall, position: str, started: float, deadline: float):
         self.call = call
         self.position = position
-        self.context = contextvars.copy_context()
         self.started = started
         self.deadline = deadline
         self.finished = 0.0
@@ -82,6 +83,23 @@ class PooledCall:
 
     def outcome(self) -> tuple[Any, BaseException | None]:
         return self._result, self._error
+
+    def finish(self, result: Any, error: BaseException | None, at: float) -> None:
+        self._result, self._error, self.finished = result, error, at
+        self._done = True
+
+    def time_out(self) -> None:
+        self._timed_out = True
+
+
+class PooledCall(CallState):
+    """A call on the thread pool; it runs in a copy of the submitter's context."""
+
+    __slots__ = ("context",)
+
+    def __init__(self, call: DurableCall, position: str, started: float, deadline: float):
+        super().__init__(call, position, started, deadline)
+        self.context = contextvars.copy_context()
 
     def run(self) -> tuple[Any, BaseException | None]:
         """On a worker thread."""
@@ -178,7 +196,7 @@ class ThreadWorkerPool:
 
     def _time_out_locked(self, pooled: PooledCall) -> None:
         self._running.discard(pooled)
-        pooled._timed_out = True
+        pooled.time_out()
         self._abandoned.add(pooled)
         if len(self._abandoned) > self._max_abandoned:
             raise DurableCallsStuckError(stuck_message(
@@ -193,8 +211,7 @@ class ThreadWorkerPool:
             result, error = pooled.context.run(pooled.run)
             finished = self._clock.monotonic()
             with self._lock:
-                pooled._result, pooled._error, pooled.finished = result, error, finished
-                pooled._done = True
+                pooled.finish(result, error, finished)
                 self._running.discard(pooled)
                 self._abandoned.discard(pooled)
                 self._lock.notify_all()
