@@ -8,12 +8,10 @@ import collections
 import os
 
 import pytest
-from pyflink.common import Types, WatermarkStrategy
-from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment
 from runtime.agents_for_tests import CountingAgent
-from runtime.flink_options import checkpointing
+from runtime.flink_options import checkpointing, inputs_with_a_trigger
 
 KEYS = 6
 INPUTS = 600
@@ -29,14 +27,7 @@ def recovered_run(request, flink_env, tmp_path_factory):
     env = flink_env(**checkpointing(work_dir, **{"state.backend.type": backend}))
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
 
-    def to_input(n, work_dir=work_dir):
-        import time
-        time.sleep(0.002)  # spread the input over a few checkpoints
-        return (n % KEYS, n, work_dir, (n % KEYS, n) == TRIGGER)
-
-    numbers = env.from_source(NumberSequenceSource(0, INPUTS - 1),
-                              WatermarkStrategy.no_watermarks(), "numbers")
-    stream = numbers.map(to_input, output_type=Types.PICKLED_BYTE_ARRAY())
+    stream = inputs_with_a_trigger(env, work_dir, KEYS, INPUTS, TRIGGER)
     out = (agents_env.from_datastream(stream, key_selector=lambda r: r[0])
            .apply(CountingAgent()).to_datastream())
     results = list(out.execute_and_collect())

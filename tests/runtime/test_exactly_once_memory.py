@@ -7,14 +7,12 @@ import collections
 import os
 
 import pytest
-from pyflink.common import Types, WatermarkStrategy
-from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from runtime.agents_for_tests import RememberingAgent
-from runtime.flink_options import checkpointing
+from runtime.flink_options import checkpointing, inputs_with_a_trigger
 
 KEYS = 36
 INPUTS = 720
@@ -34,14 +32,7 @@ def recovered_run(flink_env, tmp_path_factory):
     config.set(LongTermMemoryOptions.BASE_DIR, work_dir)  # the embedded store, the default
     config.set(LongTermMemoryOptions.EMBEDDING_MODEL_SETUP, "hashing")
 
-    def to_input(n, work_dir=work_dir):
-        import time
-        time.sleep(0.002)  # spread the input over a few checkpoints
-        return (n % KEYS, n, work_dir, (n % KEYS, n) == TRIGGER)
-
-    numbers = env.from_source(NumberSequenceSource(0, INPUTS - 1),
-                              WatermarkStrategy.no_watermarks(), "numbers")
-    stream = numbers.map(to_input, output_type=Types.PICKLED_BYTE_ARRAY())
+    stream = inputs_with_a_trigger(env, work_dir, KEYS, INPUTS, TRIGGER)
     out = (agents_env.from_datastream(stream, key_selector=lambda r: r[0])
            .apply(RememberingAgent()).to_datastream())
     results = list(out.execute_and_collect())
