@@ -328,7 +328,7 @@ class FaissBackend(Mem0Backend):
             faiss.normalize_L2(query)
         distances, positions = store.index.search(query, k)
         euclidean = store.distance_strategy.lower() == "euclidean"
-        rows = []
+        rows: list[_Row] = []
         for distance, position in zip(distances[0].tolist(), positions[0].tolist(),
                                       strict=True):
             vector_id = store.index_to_id.get(position)
