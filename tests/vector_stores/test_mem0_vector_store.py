@@ -2,6 +2,7 @@
 
 import os
 import stat
+import uuid
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,25 @@ def test_an_embedded_store_without_a_path_lives_privately_under_the_home(provide
         assert f"home_{provider}" in store.list_collections()
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cosine", "inner_product"])
+def test_faiss_queries_rank_and_score_as_mem0s_own_faiss_search_does(tmp_path, hashing, distance):
+    from mem0.vector_stores.faiss import FAISS
+
+    store = Mem0VectorStore("faiss", {"path": str(tmp_path), "distance_strategy": distance},
+                            embedding_model="embedder", collection="ranked")
+    store.open(lookup(embedder=hashing))
+    try:
+        texts = [f"{adjective} tea number {n}" for n in range(40)
+                 for adjective in ("green", "black", "smoky")]
+        store.add([Document(t, id=str(uuid.uuid5(uuid.NAMESPACE_URL, t))) for t in texts])
+        query = [3 * x for x in hashed_bag_of_words("smoky black tea number 7", 384)]
+        found = store.query(vector=query, limit=7).documents
+    finally:
+        store.close()
+    mem0s = FAISS("ranked", path=str(tmp_path), distance_strategy=distance,
+                  embedding_model_dims=384).search(query="", vectors=query, top_k=7)
+    assert [d.id for d in found] == [r.id for r in mem0s]
+    assert [d.score for d in found] == pytest.approx([r.score for r in mem0s], abs=1e-6)
+    assert len({round(d.score, 6) for d in found}) > 1

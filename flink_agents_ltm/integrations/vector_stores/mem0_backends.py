@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from flink_agents_ltm.integrations.mem0 import pgvector_store
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
 
@@ -305,6 +307,34 @@ class FaissBackend(Mem0Backend):
 
     def count(self, store: VectorStoreBase) -> int | None:
         return 0 if store.index is None else len(store.docstore)
+
+    def search(self, store: VectorStoreBase, vector: list[float], k: int,
+               filters: dict[str, Any] | None) -> list[Any]:
+        """Mem0's search (same index, same scores) without a pydantic object and a
+        payload copy per row: a FAISS search takes a fraction of a millisecond, and a
+        filtered query reads many more rows than it returns (FAISS gets no filter
+        pushdown, see :mod:`.mem0_filters`). With a filter, Mem0's own search."""
+        if filters is not None or store.index is None:
+            return super().search(store, vector, k, filters)
+        import faiss
+
+        k = min(k, store.index.ntotal)
+        if k == 0:
+            return []
+        query = np.array([vector], dtype=np.float32)
+        if store._should_normalize():
+            faiss.normalize_L2(query)
+        distances, positions = store.index.search(query, k)
+        euclidean = store.distance_strategy.lower() == "euclidean"
+        rows: list[_Row] = []
+        for distance, position in zip(distances[0].tolist(), positions[0].tolist(),
+                                      strict=True):
+            vector_id = store.index_to_id.get(position)
+            payload = None if vector_id is None else store.docstore.get(vector_id)
+            if payload is not None:
+                rows.append(_Row(vector_id, dict(payload),
+                                 1.0 / (1.0 + distance) if euclidean else distance))
+        return rows
 
     def get_many(self, store: VectorStoreBase, ids: Sequence[str]) -> list[Any]:
         return [_Row(i, dict(store.docstore[i])) for i in ids if i in store.docstore]

@@ -38,7 +38,7 @@ import contextlib
 import logging
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,15 @@ RESERVED_KEYS = frozenset({CONTENT_KEY, ID_KEY})
 _ID_NAMESPACE = uuid.UUID("6f3c1a52-6c55-4bb4-9a1e-5d0f3c7f2b11")
 # config keys that point a store at a server (or a client) instead of a local folder
 _SERVER_KEYS = {"qdrant": ("host", "url", "client"), "chroma": ("host", "client", "api_key")}
+
+
+_UNSERIALIZED = contextlib.nullcontext()
+
+
+def _payload_of(row: Any) -> Mapping[str, Any]:
+    """A row's payload, read in place. Filters see it whole: they cannot name the
+    reserved keys (``_check_fields``), and :func:`matches` reads only the keys named."""
+    return getattr(row, "payload", None) or {}
 
 
 def _config_class(provider: str) -> type:
@@ -205,13 +214,10 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             return (lambda texts: model.embed_batch(texts, "add")), dims
         return super()._embedder_for(model)
 
-    @contextlib.contextmanager
-    def _call(self) -> Iterator[None]:
-        if self._calls is None:
-            yield
-        else:
-            with self._calls:
-                yield
+    def _call(self) -> contextlib.AbstractContextManager[Any]:
+        """The lock that serializes calls into the store, or a no-op for a thread-safe
+        one (a plain object: a generator context manager costs microseconds per call)."""
+        return _UNSERIALIZED if self._calls is None else self._calls
 
     # ------------------------------------------------------------- collections
 
@@ -322,16 +328,12 @@ class Mem0VectorStore(CollectionManageableVectorStore):
 
     @staticmethod
     def _document(row: Any, score: bool) -> Document:
-        payload = dict(getattr(row, "payload", None) or {})
-        content = payload.pop(CONTENT_KEY, "")
-        document_id = payload.pop(ID_KEY, None) or str(row.id)
-        return Document(content if isinstance(content, str) else str(content), payload,
+        payload = _payload_of(row)
+        content = payload.get(CONTENT_KEY, "")
+        document_id = payload.get(ID_KEY) or str(row.id)
+        metadata = {k: v for k, v in payload.items() if k not in RESERVED_KEYS}
+        return Document(content if isinstance(content, str) else str(content), metadata,
                         document_id, None, getattr(row, "score", None) if score else None)
-
-    @staticmethod
-    def _metadata(row: Any) -> dict[str, Any]:
-        payload = getattr(row, "payload", None) or {}
-        return {k: v for k, v in payload.items() if k not in RESERVED_KEYS}
 
     def _check_fields(self, filter_: MetadataFilter | None) -> None:
         reserved = RESERVED_KEYS & field_names(filter_)
@@ -357,7 +359,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             with self._call():
                 rows = fetch(k)
             found = rows if filter_ is None else [r for r in rows
-                                                  if matches(filter_, self._metadata(r))]
+                                                  if matches(filter_, _payload_of(r))]
             if len(rows) < k or (limit is not None and len(found) >= limit):
                 return found if limit is None else found[:limit]
             k *= 4
@@ -380,7 +382,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             with self._call():
                 rows = self._backend.get_many(store, [native_id(i) for i in ids])
             return [self._document(r, score=False) for r in rows
-                    if matches(filter_, self._metadata(r))]
+                    if matches(filter_, _payload_of(r))]
         native = native_filter(self.provider, filter_, search=False, reserved=RESERVED_KEYS)
         rows = self._fetch(lambda k: rows_of(store.list(filters=native.condition, top_k=k)),
                            filter_, limit, 256 if limit is None else max(limit, 32))
