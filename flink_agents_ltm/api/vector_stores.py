@@ -157,9 +157,10 @@ def _vector(value: Any, where: str) -> tuple[float, ...]:
 
     Vectors are long and checked on every call, so plain lists of floats take a path
     that stays in C; anything else gets the thorough check."""
-    if isinstance(value, list | tuple) and value and _NUMBER_TYPES.issuperset(map(type, value)) \
-            and math.isfinite(sum(value)):
-        return tuple(map(float, value))
+    if isinstance(value, list | tuple) and value:
+        types = set(map(type, value))
+        if types <= _NUMBER_TYPES and math.isfinite(sum(value)):
+            return tuple(value) if types == {float} else tuple(map(float, value))
     if isinstance(value, np.ndarray) and value.ndim == 1 and value.size and \
             value.dtype.kind in "fiu" and bool(np.isfinite(value).all()):
         return tuple(value.astype(np.float64).tolist())
