@@ -51,8 +51,9 @@ def main() -> None:
         "python.fn-execution.bundle.size": str(args.bundle_size),
         "execution.checkpointing.interval": f"{args.checkpoint_interval_ms} ms",
         "restart-strategy.type": "fixed-delay",
-        "restart-strategy.fixed-delay.attempts": "3",
-        "restart-strategy.fixed-delay.delay": "1 s",
+        # enough to outlast the cluster's heartbeat timeout (20 s) after a TaskManager died
+        "restart-strategy.fixed-delay.attempts": "15",
+        "restart-strategy.fixed-delay.delay": "2 s",
     }.items():
         config.set_string(key, value)
     env = StreamExecutionEnvironment.get_execution_environment(config)
