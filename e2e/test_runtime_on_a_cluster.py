@@ -14,10 +14,9 @@ import uuid
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-import psycopg2
 import pytest
 
-from tests.pgvector.server import ROOT, run_script, scratch_dir
+from tests.pgvector.server import ROOT, rows_in_postgres, run_script, scratch_dir
 
 JOB = str(ROOT / "e2e" / "jobs" / "counting_job.py")
 JOB_FOLDER = str(ROOT / "e2e" / "jobs")
@@ -45,19 +44,6 @@ def job_args(cluster, scratch, store, job_id, mode, events):
 def results_of(stdout):
     return [json.loads(line[len("RESULT "):]) for line in stdout.splitlines()
             if line.startswith("RESULT ")]
-
-
-def rows(store):
-    """id -> payload of every row of the store's table, read with plain SQL."""
-    cfg = store["config"]
-    conn = psycopg2.connect(host=cfg["host"], port=cfg["port"], dbname=cfg["dbname"],
-                            user=cfg["user"], password=cfg["password"])
-    try:
-        with conn.cursor() as cur:
-            cur.execute(f'SELECT id::text, payload FROM "{cfg["collection_name"]}"')
-            return dict(cur.fetchall())
-    finally:
-        conn.close()
 
 
 def check_exactly_one_output_per_input_and_exact_counters(results, events):
@@ -91,7 +77,7 @@ def test_a_throttled_bounded_stream_gives_each_input_one_output_and_exact_counte
     assert client.stdout.rstrip().endswith("DONE")
     results = results_of(client.stdout)
     check_exactly_one_output_per_input_and_exact_counters(results, events)
-    stored = rows(store)
+    stored = rows_in_postgres(store)
     assert sorted(row["data"] for row in stored.values()) == sorted(
         f"k{n % KEYS} event {n}" for n in range(events))  # every input's row, once
     assert {r["id"] for r in results} == set(stored)
@@ -174,7 +160,8 @@ def failover(cluster):
         survivors = {pid: describe(pid) for pid in victim["workers"] if alive(pid)}
         assert not survivors, f"the killed TaskManager's Python workers go on: {survivors}"
         workers_gone_at = time.time()
-        written_by_the_dead = {item_id: row["written_at"] for item_id, row in rows(store).items()
+        written_by_the_dead = {item_id: row["written_at"]
+                               for item_id, row in rows_in_postgres(store).items()
                                if row["pid"] in victim["workers"]}
 
         out, err = client.communicate(timeout=900)
@@ -186,7 +173,7 @@ def failover(cluster):
                    str(victim["id"]), timeout=240)
         shutil.rmtree(scratch, ignore_errors=True)
     assert client.returncode == 0, out[-3000:] + err[-3000:]
-    return Failover(events, results_of("".join(lines) + out), rows(store), victim,
+    return Failover(events, results_of("".join(lines) + out), rows_in_postgres(store), victim,
                     written_by_the_dead, workers_gone_at)
 
 

@@ -8,10 +8,9 @@ import uuid
 from collections import defaultdict
 from pathlib import Path
 
-import psycopg2
 import pytest
 
-from tests.pgvector.server import ROOT
+from tests.pgvector.server import ROOT, rows_in_postgres
 
 JOB = str(ROOT / "e2e" / "jobs" / "ltm_agent_job.py")
 JOB_FOLDER = str(ROOT / "e2e" / "jobs")
@@ -25,19 +24,6 @@ pytestmark = pytest.mark.cluster
 def results_of(client: subprocess.CompletedProcess) -> list[dict]:
     return [json.loads(line[len("RESULT "):]) for line in client.stdout.splitlines()
             if line.startswith("RESULT ")]
-
-
-def rows_in_postgres(store: dict) -> dict[str, dict]:
-    """id -> payload of every row of the store's table, read with plain SQL."""
-    cfg = store["config"]
-    conn = psycopg2.connect(host=cfg["host"], port=cfg["port"], dbname=cfg["dbname"],
-                            user=cfg["user"], password=cfg["password"])
-    try:
-        with conn.cursor() as cur:
-            cur.execute(f'SELECT id::text, payload FROM "{cfg["collection_name"]}"')
-            return dict(cur.fetchall())
-    finally:
-        conn.close()
 
 
 def test_two_python_workers_share_pgvector_and_every_key_reads_only_its_own_notes(

@@ -45,6 +45,21 @@ def run_script(name: str, *args: str, check: bool = True, timeout: float = 120
     return result
 
 
+def rows_in_postgres(store: dict) -> dict[str, dict]:
+    """id -> payload of every row of the store's table, read with plain SQL."""
+    import psycopg2
+
+    cfg = store["config"]
+    conn = psycopg2.connect(host=cfg["host"], port=cfg["port"], dbname=cfg["dbname"],
+                            user=cfg["user"], password=cfg["password"])
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f'SELECT id::text, payload FROM "{cfg["collection_name"]}"')
+            return dict(cur.fetchall())
+    finally:
+        conn.close()
+
+
 def scratch_dir(prefix: str) -> Path:
     WORK.mkdir(exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=prefix, dir=WORK))
