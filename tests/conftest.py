@@ -22,3 +22,14 @@ def pgvector_session():
 
     with pgvector_server() as server:
         yield server
+
+
+@pytest.fixture
+def user_dirs(tmp_path):
+    """``(cwd, scratch, home)`` of a job run as a user runs it (``tests/job_runner.py``): the
+    user's folder, Flink's temp files and logs (removed afterwards), the long-term memory's
+    home."""
+    cwd, scratch, home = tmp_path / "work", tmp_path / "flink", tmp_path / "home"
+    cwd.mkdir()
+    yield cwd, scratch, home
+    shutil.rmtree(scratch, ignore_errors=True)

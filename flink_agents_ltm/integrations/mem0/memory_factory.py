@@ -272,8 +272,7 @@ def _build_on_resource(spec: StoreSpec, store: BaseVectorStore) -> Memory:
 def _without_our_keys(store: dict[str, Any]) -> dict[str, Any]:
     if store["provider"] != "pgvector":
         return store
-    return {**store, "config": {key: value for key, value in store["config"].items()
-                                if key not in pgvector_connection.TIMEOUT_KEYS}}
+    return {**store, "config": pgvector_connection.without_timeouts(store["config"])}
 
 
 def _validation_errors(error: ValidationError) -> str:

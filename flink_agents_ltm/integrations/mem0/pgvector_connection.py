@@ -39,12 +39,18 @@ __all__ = [
     "TIMEOUT_KEYS",
     "PgvectorConnection",
     "PgvectorTimeoutError",
+    "without_timeouts",
 ]
 
 CONNECT_TIMEOUT = "connect_timeout_s"
 STATEMENT_TIMEOUT = "statement_timeout_s"
 TIMEOUT_KEYS = frozenset({CONNECT_TIMEOUT, STATEMENT_TIMEOUT})
 DEFAULT_CONNECT_TIMEOUT_S = 10
+
+
+def without_timeouts(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` without our timeout keys, which Mem0's pgvector config does not know."""
+    return {key: value for key, value in config.items() if key not in TIMEOUT_KEYS}
 DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 # Keys of Mem0's pgvector config that only describe how to connect; they become the DSN.
 _CONNECTION_KEYS = ("host", "port", "dbname", "user", "password", "sslmode")
@@ -103,7 +109,7 @@ class PgvectorConnection:
     def mem0_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """``config`` as Mem0 takes it: our keys removed, the connection settings replaced by
         the connection string built here."""
-        mem0 = {key: value for key, value in config.items() if key not in TIMEOUT_KEYS}
+        mem0 = without_timeouts(config)
         if self.dsn is not None:
             for key in _CONNECTION_KEYS:
                 mem0.pop(key, None)
