@@ -81,11 +81,11 @@ def test_a_store_without_upsert_gets_updates_for_known_ids_and_loses_a_failed_ba
     vector = [0.1] * 384
     ids = [str(uuid.uuid4()) for _ in range(3)]
     payload = {"user_id": "j", "agent_id": "k", "run_id": "r", "data": "v1"}
-    write_rows(store, ids[:1], [vector], [payload])
-    write_rows(store, ids[:1], [vector], [{**payload, "data": "v2"}])  # known id: updated
+    write_rows(store, ids[:1], [[vector]], [payload])
+    write_rows(store, ids[:1], [[vector]], [{**payload, "data": "v2"}])  # known id: updated
     assert store.get(vector_id=ids[0]).payload["data"] == "v2"
     with pytest.raises(RuntimeError, match="store went away") as failed:
-        write_rows(store, ids, [vector] * 3, [payload] * 3)
+        write_rows(store, ids, [[vector] * 3], [payload] * 3)
     assert failed.value.removed == 1  # ids[1] was inserted, then removed again
     assert [store.get(vector_id=i) is not None for i in ids] == [True, False, False]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,8 +37,13 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     NewItem,
 )
 from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.integrations.mem0.embedding_ahead import embedded_chunks
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
-from flink_agents_ltm.integrations.mem0.row_writes import RowWriteError, write_rows
+from flink_agents_ltm.integrations.mem0.row_writes import (
+    RowWriteError,
+    write_rows,
+    writes_in_chunks,
+)
 from flink_agents_ltm.integrations.mem0.scope import Mem0Scope, mem0_id
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
 from flink_agents_ltm.integrations.vector_stores.mem0_filters import native_filter
@@ -160,13 +165,18 @@ class Mem0LongTermMemory(BaseLongTermMemory):
             return self._add_inferred(scope, where, items)
         texts = [item.value for item in items]
         model = self._memory.embedding_model
-        vectors = model.embed_batch(texts, "add") if len(texts) > 1 else [
-            model.embed(texts[0], "add")]
+        store = self._memory.vector_store
+        if len(texts) == 1:
+            vectors: Iterable[list[list[float]]] = [[model.embed(texts[0], "add")]]
+        elif writes_in_chunks(store):  # the encoder and the store's server overlap
+            vectors = embedded_chunks(lambda chunk: model.embed_batch(chunk, "add"), texts)
+        else:
+            vectors = [model.embed_batch(texts, "add")]
         now = datetime.now(UTC).isoformat()
         payloads = [_payload(item, where, now) for item in items]
         ids = [item.id for item in items]
         try:
-            write_rows(self._memory.vector_store, ids, vectors, payloads)
+            write_rows(store, ids, vectors, payloads)
         except RowWriteError as error:
             raise LongTermMemoryError(
                 f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "

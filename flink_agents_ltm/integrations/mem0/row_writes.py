@@ -14,16 +14,24 @@ replay-stable ids, so that writing an id again rewrites its row:
 * a store that declares ``upserts_on_insert = True`` is trusted to upsert;
 * any other store: known ids are updated, new ones inserted, and a failure
   removes the new rows this call had inserted.
+
+Vectors come in chunks (:mod:`.embedding_ahead`): pgvector writes each chunk as
+it arrives, one statement per chunk in one transaction, so that the encoder and
+the server work at the same time; every other store gets the whole batch in one
+call, as before.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+Vector = Sequence[float]
 
 
 class RowWriteError(RuntimeError):
@@ -34,17 +42,29 @@ class RowWriteError(RuntimeError):
         self.removed = removed
 
 
-def write_rows(store: Any, ids: Sequence[str], vectors: Sequence[Sequence[float]],
+def writes_in_chunks(store: Any) -> bool:
+    """Whether :func:`write_rows` writes this store's rows chunk by chunk as they come (so
+    that embedding the next chunk can overlap writing one)."""
+    return type(getattr(store, "inner", store)).__name__ == "PGVector"
+
+
+def write_rows(store: Any, ids: Sequence[str], vector_chunks: Iterable[Sequence[Vector]],
                payloads: Sequence[dict[str, Any]]) -> None:
-    """Upsert rows into a Mem0 vector store (possibly a ``SerializedVectorStore``).
-    Raises :class:`RowWriteError` saying how many rows of the batch were removed again
-    when it fails after writing some; otherwise nothing of a failed batch is visible."""
+    """Upsert rows into a Mem0 vector store (possibly a ``SerializedVectorStore``); the
+    vectors come in chunks, in the order of ``ids``. Raises :class:`RowWriteError` saying
+    how many rows of the batch were removed again when it fails after writing some;
+    otherwise nothing of a failed batch is visible."""
     inner = getattr(store, "inner", store)
-    kind = type(inner).__name__
-    if kind == "Qdrant" or getattr(inner, "upserts_on_insert", False):
-        store.insert(vectors=list(vectors), payloads=list(payloads), ids=list(ids))
-    elif kind == "PGVector":
-        _locked(store, lambda: _pgvector_upsert(inner, ids, vectors, payloads))
+    if writes_in_chunks(store):
+        chunks = iter(vector_chunks)
+        first = next(chunks, [])  # embedded before the lock is taken
+        _locked(store, lambda: _pgvector_upsert(inner, ids, first, chunks, payloads))
+        return
+    vectors = [vector for chunk in vector_chunks for vector in chunk]
+    if len(vectors) != len(ids):
+        raise ValueError(f"{len(ids)} ids but {len(vectors)} vectors")
+    if type(inner).__name__ == "Qdrant" or getattr(inner, "upserts_on_insert", False):
+        store.insert(vectors=vectors, payloads=list(payloads), ids=list(ids))
     else:
         _insert_or_update(store, ids, vectors, payloads)
 
@@ -58,25 +78,33 @@ def _locked(store: Any, work: Callable[[], None]) -> None:
         work()
 
 
-def _pgvector_upsert(pg: Any, ids: Sequence[str], vectors: Sequence[Sequence[float]],
-                     payloads: Sequence[dict[str, Any]]) -> None:
+def _pgvector_upsert(pg: Any, ids: Sequence[str], first: Sequence[Vector],
+                     rest: Iterator[Sequence[Vector]], payloads: Sequence[dict[str, Any]]
+                     ) -> None:
     from mem0.vector_stores import pgvector as mem0_pgvector
 
     pg._ensure_collection()
-    # A vector travels as pgvector's text form: psycopg2 adapts a list of floats one number
-    # at a time into an ARRAY literal, which took most of a 100-row upsert's time.
-    rows = [(i, _vector_text(v), json.dumps(p))
-            for i, v, p in zip(ids, vectors, payloads, strict=True)]
     upsert = ("INSERT INTO {} (id, vector, payload) VALUES %s ON CONFLICT (id) DO UPDATE "
               "SET vector = EXCLUDED.vector, payload = EXCLUDED.payload")
     sql = mem0_pgvector.sql
-    with pg._get_cursor(commit=True) as cur:
-        if mem0_pgvector.PSYCOPG_VERSION == 3:
-            cur.executemany(sql.SQL(upsert.replace("%s", "(%s, %s::vector, %s)"))
-                            .format(pg._col()), rows)
-        else:
-            mem0_pgvector.execute_values(cur, sql.SQL(upsert).format(pg._col()), rows,
-                                         template="(%s, %s::vector, %s)")
+    written = 0
+    with pg._get_cursor(commit=True) as cur:  # one transaction: all chunks or none
+        for chunk in itertools.chain([first], rest):
+            # A vector travels as pgvector's text form: psycopg2 adapts a list of floats one
+            # number at a time into an ARRAY literal, which took most of an upsert's time.
+            rows = [(i, _vector_text(v), json.dumps(p)) for i, v, p in zip(
+                ids[written:written + len(chunk)], chunk,
+                payloads[written:written + len(chunk)], strict=True)]
+            if mem0_pgvector.PSYCOPG_VERSION == 3:
+                cur.executemany(sql.SQL(upsert.replace("%s", "(%s, %s::vector, %s)"))
+                                .format(pg._col()), rows)
+            else:
+                mem0_pgvector.execute_values(cur, sql.SQL(upsert).format(pg._col()), rows,
+                                             template="(%s, %s::vector, %s)",
+                                             page_size=max(len(rows), 1))
+            written += len(chunk)
+        if written != len(ids):
+            raise ValueError(f"{len(ids)} ids but {written} vectors")
 
 
 def _vector_text(vector: Sequence[float]) -> str:
