@@ -1,6 +1,7 @@
 """Local embedding: concurrent callers share encoder batches and each gets its own vectors
 or its own error; MiniLM loads once per process, only when it is the configured embedder,
-with one torch thread; a missing extra is named. (No progress bar: test_embedded_default.)"""
+with one torch thread (two for a large batch); a missing extra is named. (No progress bar:
+test_embedded_default.)"""
 
 import subprocess
 import sys
@@ -120,6 +121,49 @@ def test_the_model_runs_with_one_torch_thread(minilm):
 
     minilm.embed("warm")
     assert torch.get_num_threads() == 1
+
+
+def test_a_large_batch_runs_with_the_batch_threads_and_single_texts_with_one(
+        minilm, monkeypatch):
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from flink_agents_ltm.integrations.mem0.local_embedder import (
+        LARGE_BATCH,
+        torch_batch_threads,
+    )
+
+    seen = []
+    real = SentenceTransformer.encode
+
+    def watched(self, texts, *args, **kwargs):  # the real model runs; we note the threads
+        seen.append((len(texts), torch.get_num_threads()))
+        return real(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(SentenceTransformer, "encode", watched)
+    minilm.embed("one")
+    minilm.embed_batch([f"text {n}" for n in range(LARGE_BATCH)])
+    minilm.embed_batch(["a", "b"])
+    assert seen == [(1, 1), (LARGE_BATCH, torch_batch_threads()), (2, 1)]
+    assert torch.get_num_threads() == 1
+
+
+def test_the_batch_threads_default_to_two_and_refuse_a_bad_value(monkeypatch):
+    import os
+
+    from flink_agents_ltm.integrations.mem0.local_embedder import (
+        BATCH_THREADS_VARIABLE,
+        torch_batch_threads,
+    )
+
+    monkeypatch.delenv(BATCH_THREADS_VARIABLE, raising=False)
+    assert torch_batch_threads() == min(2, os.cpu_count() or 1)
+    monkeypatch.setenv(BATCH_THREADS_VARIABLE, "4")
+    assert torch_batch_threads() == 4
+    monkeypatch.setenv(BATCH_THREADS_VARIABLE, "many")
+    with pytest.raises(ValueError, match="FLINK_AGENTS_LTM_TORCH_BATCH_THREADS must be a "
+                                         "positive number of threads, got 'many'"):
+        torch_batch_threads()
 
 
 def run_python(code, **env):
