@@ -116,6 +116,9 @@ class Metadata(Mapping[str, Any]):
             values = {}
         if not isinstance(values, Mapping):
             raise TypeError(f"{where} must be a dict, got {type(values).__name__}")
+        if _flat(values):  # the common case, checked without a call per value
+            object.__setattr__(self, "_items", dict(values))
+            return
         items = {}
         for key, value in values.items():
             if not isinstance(key, str) or not key:
@@ -150,6 +153,14 @@ class Metadata(Mapping[str, Any]):
 
 
 _NUMBER_TYPES = frozenset({float, int})
+_SCALAR_TYPES = frozenset({str, int, bool, type(None)})
+
+
+def _flat(values: Mapping[str, Any]) -> bool:
+    """Whether ``values`` is valid metadata of non-empty str keys and scalar values (no
+    float, which must be finite, no list or dict, which become immutable): copied as is."""
+    return set(map(type, values.values())) <= _SCALAR_TYPES and all(
+        type(key) is str and key for key in values)
 
 
 def _vector(value: Any, where: str) -> tuple[float, ...]:
@@ -208,12 +219,12 @@ class Document:
 
 
 def _validated_document(content: str, metadata: Mapping[str, Any], document_id: str,
-                        embedding: tuple[float, ...]) -> Document:
+                        embedding: tuple[float, ...] | None, score: float | None = None
+                        ) -> Document:
     """A Document from parts that are already checked (no second validation)."""
     document = object.__new__(Document)
-    for name, value in (("content", content), ("metadata", metadata), ("id", document_id),
-                        ("embedding", embedding), ("score", None)):
-        object.__setattr__(document, name, value)
+    document.__dict__.update(content=content, metadata=metadata, id=document_id,
+                             embedding=embedding, score=score)
     return document
 
 
@@ -532,6 +543,16 @@ class BaseVectorStore(Resource, ABC):
         return self._size(self._collection(collection))
 
     # ------------------------------------------------------------- implementation
+
+    @staticmethod
+    def _stored_document(content: str, metadata: Mapping[str, Any], document_id: str,
+                         score: float | None = None) -> Document:
+        """For implementations: the Document of a row read back from the store. Its parts
+        were checked on the way in, so only the metadata is checked again (it becomes an
+        immutable :class:`Metadata`); Document's other field checks cost more per row
+        than a FAISS search of thousands of rows."""
+        return _validated_document(content, Metadata(metadata, "stored metadata"),
+                                   document_id, None, score)
 
     @abstractmethod
     def _add(self, collection: str, documents: Sequence[Document]) -> None:

@@ -45,6 +45,7 @@ def test_documents_queries_and_results_survive_pickling_equal_to_themselves():
      r"metadata\['when'\]: metadata values are JSON values .* got object"),
     (lambda: Document("x", {"n": float("inf")}), ValueError, r"\['n'\]: inf is not a finite"),
     (lambda: Document("x", {1: "a"}), TypeError, "keys are non-empty strings, got 1"),
+    (lambda: Document("x", {"": "a"}), TypeError, "keys are non-empty strings, got ''"),
     (lambda: Document("x", ["a"]), TypeError, "metadata must be a dict, got list"),
     (lambda: Document("x", id=""), ValueError, "a document id is a non-empty string"),
     (lambda: Document("x", id=7), ValueError, "a document id is a non-empty string, got 7"),
@@ -66,6 +67,13 @@ def test_documents_queries_and_results_survive_pickling_equal_to_themselves():
 def test_bad_values_are_refused_naming_what_is_wrong(build, error, message):
     with pytest.raises(error, match=message):
         build()
+
+
+def test_flat_metadata_is_a_copy_that_later_changes_of_the_dict_do_not_reach():
+    values = {"kind": "tea", "year": 2024, "organic": True, "origin": None}
+    metadata = Metadata(values)
+    values["kind"] = "coffee"
+    assert metadata == {"kind": "tea", "year": 2024, "organic": True, "origin": None}
 
 
 def test_a_numpy_vector_is_accepted_as_floats():

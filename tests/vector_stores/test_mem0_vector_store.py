@@ -48,6 +48,23 @@ def test_added_documents_come_back_by_id_with_content_and_metadata(store):
     assert store.size() == 3
 
 
+def test_documents_read_back_are_as_frozen_and_comparable_as_documents_made_by_hand(store):
+    import pickle
+
+    nested = Document("nested", {"tags": ["a", "b"], "who": {"name": "x"}, "n": 2.5}, "d1")
+    store.add([nested, *TEAS])
+    [found] = store.get(["d1"])
+    [hit] = store.query("nested", limit=1)
+    for document in (found, hit):
+        assert document.metadata["tags"] == ("a", "b")
+        with pytest.raises(TypeError):
+            document.metadata["tags"] = ()
+        with pytest.raises(AttributeError):
+            document.content = "other"
+    assert found == nested and hash(found) == hash(nested)
+    assert pickle.loads(pickle.dumps(hit)) == hit and isinstance(hit.score, float)
+
+
 def test_documents_without_an_id_get_one_and_any_string_is_a_valid_id(store):
     ids = store.add([Document("no id here"), Document("odd id", id="Ünïcode id / with spaces"),
                      Document("a uuid", id="0b6d3e0e-3b4e-4d0c-9d5e-1c2f3a4b5c6d")])

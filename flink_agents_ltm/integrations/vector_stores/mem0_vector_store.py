@@ -326,14 +326,15 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             payload[ID_KEY] = document.id
         return payload
 
-    @staticmethod
-    def _document(row: Any, score: bool) -> Document:
+    def _document(self, row: Any, score: bool) -> Document:
         payload = _payload_of(row)
         content = payload.get(CONTENT_KEY, "")
         document_id = payload.get(ID_KEY) or str(row.id)
         metadata = {k: v for k, v in payload.items() if k not in RESERVED_KEYS}
-        return Document(content if isinstance(content, str) else str(content), metadata,
-                        document_id, None, getattr(row, "score", None) if score else None)
+        found = getattr(row, "score", None) if score else None
+        return self._stored_document(content if isinstance(content, str) else str(content),
+                                     metadata, str(document_id),
+                                     None if found is None else float(found))
 
     def _check_fields(self, filter_: MetadataFilter | None) -> None:
         reserved = RESERVED_KEYS & field_names(filter_)
