@@ -69,6 +69,7 @@ def main() -> None:
         stack.callback(ours.close)
         ours.get_or_create_collection("raw")
         raw = ours._store("raw", create=False)  # the same Mem0 store class, client and lock
+        vars(raw).pop("_save", None)  # FAISS: raw Mem0 saves its own way (faiss_files)
 
         timings: dict[str, list[float]] = {k: [] for k in ("raw insert", "wrapped insert",
                                                           "raw query", "wrapped query",

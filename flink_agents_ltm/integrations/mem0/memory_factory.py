@@ -25,7 +25,12 @@ from typing import Any
 
 from flink_agents_ltm.api.redaction import redact, redact_text
 from flink_agents_ltm.api.vector_stores import BaseVectorStore
-from flink_agents_ltm.integrations.mem0 import embedded_store, pgvector_connection, pgvector_store
+from flink_agents_ltm.integrations.mem0 import (
+    embedded_store,
+    faiss_files,
+    pgvector_connection,
+    pgvector_store,
+)
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
 from flink_agents_ltm.integrations.mem0.history import without_history
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
@@ -239,6 +244,8 @@ def _build(spec: StoreSpec) -> Memory:
     if spec.llm is not None:
         memory.llm = spec.llm
     _check_collection_dimensions(memory, store, spec.dimensions())
+    if store["provider"] == "faiss":
+        faiss_files.save_safely(memory.vector_store)
     make_thread_safe(memory)
     private_files(job_dir)
     log.info("opened Mem0 for job '%s' on %s in %.1f s", spec.job_id,

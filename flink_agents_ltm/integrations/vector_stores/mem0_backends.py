@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from flink_agents_ltm.integrations.mem0 import pgvector_store
+from flink_agents_ltm.integrations.mem0 import faiss_files, pgvector_store
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
 
 import_mem0()
@@ -297,7 +297,11 @@ class _Row:
 
 
 class FaissBackend(Mem0Backend):
-    """Mem0's FAISS keeps ``<path>/<collection>.faiss`` and ``.json`` per collection."""
+    """Mem0's FAISS keeps ``<path>/<collection>.faiss`` and ``.json`` per collection,
+    saved whole and private (:mod:`~flink_agents_ltm.integrations.mem0.faiss_files`)."""
+
+    def prepare(self, store: VectorStoreBase, dimensions: int) -> None:
+        faiss_files.save_safely(store)
 
     def collections(self, owner: VectorStoreBase) -> list[str]:
         return sorted(p.stem for p in Path(owner.path).glob("*.faiss"))

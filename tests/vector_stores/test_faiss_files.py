@@ -1,0 +1,125 @@
+"""FAISS collections are saved whole and private: a process killed mid-save leaves the last
+complete collection, the files are 0600, and a failed write raises instead of a warning."""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from flink_agents_ltm.api.vector_stores import Document
+from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
+from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+
+WRITER = r"""
+import sys
+from flink_agents_ltm.api.vector_stores import Document
+from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
+from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+
+store = Mem0VectorStore("faiss", {"path": sys.argv[1], "embedding_model_dims": 64},
+                        collection="notes")
+store.open(lambda name, kind: None)
+stored = store.size()
+while True:
+    batch = [Document(f"note {stored + n}: " + "a long text to make the docstore big " * 20,
+                      {"n": stored + n}, embedding=hashed_bag_of_words(f"note {n}", 64))
+             for n in range(50)]
+    store.add(batch)
+    stored += len(batch)
+    print(stored, flush=True)
+"""
+
+
+def opened(path):
+    store = Mem0VectorStore("faiss", {"path": str(path), "embedding_model_dims": 64},
+                            collection="notes")
+    store.open(lambda name, kind: None)
+    return store
+
+
+def test_a_writer_killed_mid_save_leaves_every_document_it_had_saved(tmp_path):
+    for kill in range(3):
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)],
+                                  stdout=subprocess.PIPE, text=True)
+        saved = 0
+        for line in writer.stdout:  # its last saves take tens of ms: most kills land in one
+            saved = int(line)
+            if saved >= 1000 * (kill + 1):
+                break
+        time.sleep(0.005 * kill)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(30)
+        store = opened(tmp_path)
+        try:
+            assert store.size() >= saved, f"kill {kill}: {store.size()} of {saved} documents"
+            assert store.get(["missing"]) == []
+        finally:
+            store.close()
+
+
+def test_the_collection_files_are_private_and_reopen_with_every_document(tmp_path):
+    store = opened(tmp_path)
+    store.add([Document(f"note {n}", {"n": n}, f"id-{n}",
+                        hashed_bag_of_words(f"note {n}", 64)) for n in range(20)])
+    store.close()
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["notes.faiss", "notes.json"]  # no temporary file is left behind
+    assert {stat.S_IMODE(os.stat(tmp_path / f).st_mode) for f in files} == {0o600}
+    again = opened(tmp_path)
+    try:
+        assert again.size() == 20
+        assert [d.metadata["n"] for d in again.get(["id-3", "id-17"])] == [3, 17]
+        assert [d.id for d in again.query(vector=hashed_bag_of_words("note 5", 64),
+                                          limit=1)] == ["id-5"]
+    finally:
+        again.close()
+
+
+def test_a_failed_write_raises_and_leaves_the_saved_files_as_they_were(tmp_path, monkeypatch):
+    import faiss
+
+    store = opened(tmp_path)
+    store.add([Document("kept", id="kept", embedding=hashed_bag_of_words("kept", 64))])
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    def disk_full(index, path):
+        with open(path, "wb") as partial:
+            partial.write(b"half an index")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(faiss, "write_index", disk_full)
+    with pytest.raises(OSError, match="No space left on device"):
+        store.add([Document("lost", id="lost", embedding=hashed_bag_of_words("lost", 64))])
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    store.close()
+
+
+def test_long_term_memory_on_faiss_saves_its_collection_the_same_way(tmp_path):
+    from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+    from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+
+    folder = tmp_path / "faiss"
+    spec = StoreSpec("faiss-job", vector_store={"provider": "faiss", "config": {
+        "path": str(folder), "collection_name": "memories"}}, embedder="hashing",
+        base_dir=tmp_path)
+    memory, release = acquire_memory(spec)
+    ltm = Mem0LongTermMemory("faiss-job", memory, on_close=release)
+    try:
+        ltm.switch_context("k1", "obs-1", False)
+        ltm.get_memory_set("notes").add(["green tea", "black coffee"])
+    finally:
+        ltm.close()
+    assert sorted(p.name for p in folder.iterdir()) == ["memories.faiss", "memories.json"]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()} == {0o600}
+    memory, release = acquire_memory(spec)
+    again = Mem0LongTermMemory("faiss-job", memory, on_close=release)
+    try:
+        again.switch_context("k1", "obs-2", False)
+        assert sorted(i.value for i in again.get_memory_set("notes").get()) == [
+            "black coffee", "green tea"]
+    finally:
+        again.close()
