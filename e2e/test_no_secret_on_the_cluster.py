@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from e2e.client_output import ClientOutput
 from tests.pgvector.server import ROOT
 
 JOB = str(ROOT / "e2e" / "jobs" / "ltm_agent_job.py")
@@ -45,6 +46,7 @@ def test_a_wrong_password_in_a_store_file_reaches_no_command_line_and_no_cluster
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "LTM_TEST_STORE": environment_marker,
              "LTM_TEST_PASSWORD": masked_marker})
+    reading = ClientOutput(client)
     command_lines: set[str] = set()
     deadline = time.monotonic() + 300
     while client.poll() is None and time.monotonic() < deadline:  # sample while it runs
@@ -52,7 +54,7 @@ def test_a_wrong_password_in_a_store_file_reaches_no_command_line_and_no_cluster
                                             capture_output=True, text=True,
                                             check=True).stdout.splitlines())
         time.sleep(0.2)
-    output, _ = client.communicate(timeout=60)
+    output, _ = reading.finish(timeout=60)
 
     assert client.returncode != 0
     assert f"cannot connect to the pgvector store at 127.0.0.1:{store['config']['port']}" in \

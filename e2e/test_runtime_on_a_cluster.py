@@ -1,14 +1,13 @@
 """The runtime's promises on the standalone cluster (two TaskManagers, started by
 scripts/flink-cluster) with long-term memory in pgvector: a bounded, throttled stream gives
 every input exactly one output and exact short-term counters, in process and thread mode;
-a TaskManager killed with SIGKILL mid-run loses nothing, and its Python workers stop at once
-instead of writing on."""
+a TaskManager killed with SIGKILL mid-run, in process and thread mode, loses nothing, and its
+Python workers stop at once instead of writing on."""
 
 import json
 import shutil
 import signal
 import subprocess
-import threading
 import time
 import urllib.request
 import uuid
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from e2e.client_output import ClientOutput
 from tests.pgvector.server import ROOT, rows_in_postgres, run_script, scratch_dir
 
 JOB = str(ROOT / "e2e" / "jobs" / "counting_job.py")
@@ -130,64 +130,20 @@ class Failover:
     events: int
     results: list
     stored: dict
-    victim: dict
+    writers: list  # the killed processes that ran the agent's Python code
     written_by_the_dead: dict
     workers_gone_at: float
 
 
-class ClientOutput:
-    """A running client's stdout and stderr, read to their ends by two threads as lines come.
-
-    Reading the first lines with ``readline()`` and the rest with ``communicate()`` loses
-    what ``readline()`` had buffered beyond its line (``communicate()`` reads the raw pipe):
-    that dropped 1 to 53 results in earlier versions of this test, which then looked like
-    outputs lost by the runtime."""
-
-    def __init__(self, client: subprocess.Popen):
-        self._client = client
-        self._out: list[str] = []
-        self._err: list[str] = []
-        self._results = 0
-        self._ended = False
-        self._changed = threading.Condition()
-        self._readers = [threading.Thread(target=self._read, args=(client.stdout, self._out)),
-                         threading.Thread(target=self._read, args=(client.stderr, self._err))]
-        for reader in self._readers:
-            reader.start()
-
-    def _read(self, stream, lines: list[str]) -> None:
-        for line in stream:
-            with self._changed:
-                lines.append(line)
-                if lines is self._out and line.startswith("RESULT "):
-                    self._results += 1
-                self._changed.notify_all()
-        with self._changed:
-            self._ended = self._ended or lines is self._out
-            self._changed.notify_all()
-
-    def wait_for_results(self, count: int, timeout: float) -> bool:
-        """``True`` once ``count`` results were printed; ``False`` if the output ended first."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._results >= count or self._ended, timeout)
-            return self._results >= count
-
-    def finish(self, timeout: float) -> tuple[str, str]:
-        """Wait for the client to exit; its whole stdout and stderr."""
-        self._client.wait(timeout=timeout)
-        for reader in self._readers:
-            reader.join(timeout=60)
-        return "".join(self._out), "".join(self._err)
-
-
-@pytest.fixture(scope="module")
-def failover(cluster):
-    """A job of 1600 events in process mode whose agent's TaskManager is killed with SIGKILL
-    after 200 results; the job recovers on the other TaskManager."""
-    events = 1600
-    store = store_of(cluster, "failover")
+@pytest.fixture(scope="module", params=["process", "thread"])
+def failover(cluster, request):
+    """A job of 1600 events whose agent's TaskManager is killed with SIGKILL after 200
+    results; the job recovers on the other TaskManager. In process mode the agent's Python
+    code runs in the TaskManager's Python workers, in thread mode inside its JVM."""
+    mode, events = request.param, 1600
+    store = store_of(cluster, f"failover_{mode}")
     scratch = scratch_dir("test-e2e-failover-")
-    client = subprocess.Popen(job_args(cluster, scratch, store, "failover", "process", events),
+    client = subprocess.Popen(job_args(cluster, scratch, store, f"failover-{mode}", mode, events),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     output = ClientOutput(client)
     victim = None
@@ -199,15 +155,17 @@ def failover(cluster):
         run_script("flink-cluster", "kill-taskmanager", "--dir", str(cluster.folder),
                    str(victim["id"]))
 
+        writers = victim["workers"] if mode == "process" else [victim["pid"]]
+        assert writers, f"no Python worker found for the victim {victim}"
         deadline = time.monotonic() + 30
-        while any(alive(pid) for pid in victim["workers"]) and time.monotonic() < deadline:
+        while any(alive(pid) for pid in writers) and time.monotonic() < deadline:
             time.sleep(0.1)
-        survivors = {pid: describe(pid) for pid in victim["workers"] if alive(pid)}
+        survivors = {pid: describe(pid) for pid in writers if alive(pid)}
         assert not survivors, f"the killed TaskManager's Python workers go on: {survivors}"
         workers_gone_at = time.time()
         written_by_the_dead = {item_id: row["written_at"]
                                for item_id, row in rows_in_postgres(store).items()
-                               if row["pid"] in victim["workers"]}
+                               if row["pid"] in writers}
 
         out, err = output.finish(timeout=900)
     finally:
@@ -219,7 +177,7 @@ def failover(cluster):
                        str(victim["id"]), timeout=240)
         shutil.rmtree(scratch, ignore_errors=True)
     assert client.returncode == 0, out[-3000:] + err[-3000:]
-    return Failover(events, results_of(out), rows_in_postgres(store), victim,
+    return Failover(events, results_of(out), rows_in_postgres(store), writers,
                     written_by_the_dead, workers_gone_at)
 
 
@@ -242,7 +200,7 @@ def test_after_a_taskmanager_kill_each_input_is_counted_exactly_once(failover):
 
 def test_the_killed_taskmanagers_workers_stop_and_write_nothing_after(failover):
     after = {item_id: row["written_at"] for item_id, row in failover.stored.items()
-             if row["pid"] in failover.victim["workers"]}
+             if row["pid"] in failover.writers}
     # a replayed input rewrites its row under the same id from a surviving worker, so rows
     # of the dead workers may only go
     assert after.items() <= failover.written_by_the_dead.items()
