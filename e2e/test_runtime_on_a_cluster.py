@@ -1,8 +1,8 @@
 """The runtime's promises on the standalone cluster (two TaskManagers, started by
 scripts/flink-cluster) with long-term memory in pgvector: a bounded, throttled stream gives
 every input exactly one output and exact short-term counters, in process and thread mode;
-a TaskManager killed with SIGKILL mid-run, in process and thread mode, loses nothing, and its
-Python workers stop at once instead of writing on."""
+a TaskManager killed with SIGKILL mid-run (process and thread mode on pgvector, process mode on
+the embedded store) loses nothing, and its Python workers stop at once instead of writing on."""
 
 import json
 import shutil
@@ -33,13 +33,29 @@ def store_of(cluster, name):
 
 
 def job_args(cluster, scratch, store, job_id, mode, events):
-    store_file = scratch / f"{job_id}-store.json"  # the password stays off command lines
-    store_file.touch(mode=0o600)
-    store_file.write_text(json.dumps(store))
-    return [str(ROOT / "scripts" / "flink-cluster"), "run", "--dir", str(cluster.folder),
+    """The counting job's command line; ``store`` ``None`` for the embedded store."""
+    args = [str(ROOT / "scripts" / "flink-cluster"), "run", "--dir", str(cluster.folder),
             "-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", job_id, "--mode", mode,
             "--events", str(events), "--keys", str(KEYS), "--rate", "400",
-            "--vector-store-file", str(store_file), "--base-dir", str(scratch)]
+            "--base-dir", str(scratch)]
+    if store is not None:
+        store_file = scratch / f"{job_id}-store.json"  # the password stays off command lines
+        store_file.touch(mode=0o600)
+        store_file.write_text(json.dumps(store))
+        args += ["--vector-store-file", str(store_file)]
+    return args
+
+
+def rows_in_embedded_store(base_dir, job_id):
+    """id -> payload (``data`` and the metadata) of every row of the job's embedded store."""
+    from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+
+    memory, release = acquire_memory(StoreSpec(job_id, embedder="hashing", base_dir=base_dir))
+    try:
+        rows = memory.get_all(filters={"user_id": job_id}, top_k=100_000)["results"]
+    finally:
+        release()
+    return {row["id"]: {"data": row["memory"], **(row.get("metadata") or {})} for row in rows}
 
 
 def results_of(stdout):
@@ -135,15 +151,23 @@ class Failover:
     workers_gone_at: float
 
 
-@pytest.fixture(scope="module", params=["process", "thread"])
+@pytest.fixture(scope="module", params=[("process", "pgvector"), ("thread", "pgvector"),
+                                        ("process", "embedded")], ids="-".join)
 def failover(cluster, request):
     """A job of 1600 events whose agent's TaskManager is killed with SIGKILL after 200
     results; the job recovers on the other TaskManager. In process mode the agent's Python
-    code runs in the TaskManager's Python workers, in thread mode inside its JVM."""
-    mode, events = request.param, 1600
-    store = store_of(cluster, f"failover_{mode}")
+    code runs in the TaskManager's Python workers, in thread mode inside its JVM; the
+    embedded store is one SQLite file that the workers of both TaskManagers share."""
+    (mode, store_kind), events = request.param, 1600
+    job_id = f"failover-{mode}-{store_kind}"
+    store = store_of(cluster, job_id.replace("-", "_")) if store_kind == "pgvector" else None
     scratch = scratch_dir("test-e2e-failover-")
-    client = subprocess.Popen(job_args(cluster, scratch, store, f"failover-{mode}", mode, events),
+
+    def stored_rows():
+        return (rows_in_postgres(store) if store is not None
+                else rows_in_embedded_store(scratch, job_id))
+
+    client = subprocess.Popen(job_args(cluster, scratch, store, job_id, mode, events),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     output = ClientOutput(client)
     victim = None
@@ -164,10 +188,11 @@ def failover(cluster, request):
         assert not survivors, f"the killed TaskManager's Python workers go on: {survivors}"
         workers_gone_at = time.time()
         written_by_the_dead = {item_id: row["written_at"]
-                               for item_id, row in rows_in_postgres(store).items()
+                               for item_id, row in stored_rows().items()
                                if row["pid"] in writers}
 
         out, err = output.finish(timeout=900)
+        rows = stored_rows()
     finally:
         if client.poll() is None:
             client.send_signal(signal.SIGTERM)
@@ -177,8 +202,8 @@ def failover(cluster, request):
                        str(victim["id"]), timeout=240)
         shutil.rmtree(scratch, ignore_errors=True)
     assert client.returncode == 0, out[-3000:] + err[-3000:]
-    return Failover(events, results_of(out), rows_in_postgres(store), writers,
-                    written_by_the_dead, workers_gone_at)
+    return Failover(events, results_of(out), rows, writers, written_by_the_dead,
+                    workers_gone_at)
 
 
 def test_after_a_taskmanager_kill_the_store_holds_exactly_one_row_per_input(failover):

@@ -6,6 +6,7 @@
 The source is a NumberSequenceSource slowed by a Python map to about ``--rate`` events per
 second; input n goes to key ``k{n % keys}``. Prints one ``RESULT {json}`` line per output
 (exactly once per input, checkpointing on, as the results arrive) and ``DONE`` at the end.
+Without ``--vector-store-file`` the memory is the embedded store under ``--base-dir``.
 """
 
 import argparse
@@ -39,9 +40,10 @@ def main() -> None:
     parser.add_argument("--checkpoint-interval-ms", type=int, default=1000)
     parser.add_argument("--bundle-size", type=int, default=1,
                         help="python.fn-execution.bundle.size (1: the worst case at the end)")
-    parser.add_argument("--vector-store-file", required=True,
+    parser.add_argument("--vector-store-file",
                         help="a file holding LongTermMemoryOptions.VECTOR_STORE as JSON (a file, "
-                             "so that its password is in no command line)")
+                             "so that its password is in no command line); without it, the "
+                             "embedded store under --base-dir")
     parser.add_argument("--base-dir", help="LongTermMemoryOptions.BASE_DIR")
     args = parser.parse_args()
 
@@ -62,8 +64,9 @@ def main() -> None:
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     agents = agents_env.get_config()
     agents.set(AgentsOptions.JOB_ID, args.job_id)
-    with open(args.vector_store_file) as store:
-        agents.set(LongTermMemoryOptions.VECTOR_STORE, json.load(store))
+    if args.vector_store_file:
+        with open(args.vector_store_file) as store:
+            agents.set(LongTermMemoryOptions.VECTOR_STORE, json.load(store))
     agents.set(LongTermMemoryOptions.EMBEDDING_MODEL_SETUP, "hashing")
     if args.base_dir:
         agents.set(LongTermMemoryOptions.BASE_DIR, args.base_dir)
