@@ -154,11 +154,11 @@ class Failover:
 @pytest.fixture(scope="module", params=[("process", "pgvector"), ("thread", "pgvector"),
                                         ("process", "embedded")], ids="-".join)
 def failover(cluster, request):
-    """A job of 1600 events whose agent's TaskManager is killed with SIGKILL after 200
+    """A job of 1024 events whose agent's TaskManager is killed with SIGKILL after 200
     results; the job recovers on the other TaskManager. In process mode the agent's Python
     code runs in the TaskManager's Python workers, in thread mode inside its JVM; the
     embedded store is one SQLite file that the workers of both TaskManagers share."""
-    (mode, store_kind), events = request.param, 1600
+    (mode, store_kind), events = request.param, 1024
     job_id = f"failover-{mode}-{store_kind}"
     store = store_of(cluster, job_id.replace("-", "_")) if store_kind == "pgvector" else None
     scratch = scratch_dir("test-e2e-failover-")
