@@ -1,5 +1,6 @@
 """FAISS collections are saved whole and private: a process killed mid-save leaves the last
-complete collection, the files are 0600, and a failed write raises instead of a warning."""
+complete collection, the files are 0600, and a failed write raises instead of a warning
+and leaves the collection as it was, on disk and in the process."""
 
 import os
 import signal
@@ -79,7 +80,7 @@ def test_the_collection_files_are_private_and_reopen_with_every_document(tmp_pat
         again.close()
 
 
-def test_a_failed_write_raises_and_leaves_the_saved_files_as_they_were(tmp_path, monkeypatch):
+def test_a_failed_write_raises_and_leaves_the_collection_as_it_was(tmp_path, monkeypatch):
     import faiss
 
     store = opened(tmp_path)
@@ -95,7 +96,19 @@ def test_a_failed_write_raises_and_leaves_the_saved_files_as_they_were(tmp_path,
     with pytest.raises(OSError, match="No space left on device"):
         store.add([Document("lost", id="lost", embedding=hashed_bag_of_words("lost", 64))])
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    # nor does the process see it: the failed rows left the index and the docstore again
+    assert store.size() == 1 and store.get(["lost"]) == []
+    monkeypatch.undo()
+    store.add([Document("next", id="next", embedding=hashed_bag_of_words("next", 64))])
+    assert {d.id for d in store.query(vector=hashed_bag_of_words("lost", 64), limit=5)} == {
+        "kept", "next"}
+    assert store._store("notes", create=False).index.ntotal == 2  # no vector left behind
     store.close()
+    again = opened(tmp_path)
+    try:
+        assert sorted(d.id for d in again.get(["kept", "lost", "next"])) == ["kept", "next"]
+    finally:
+        again.close()
 
 
 def test_long_term_memory_on_faiss_saves_its_collection_the_same_way(tmp_path):

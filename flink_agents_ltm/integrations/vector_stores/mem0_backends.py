@@ -303,6 +303,29 @@ class FaissBackend(Mem0Backend):
     def prepare(self, store: VectorStoreBase, dimensions: int) -> None:
         faiss_files.save_safely(store)
 
+    def insert(self, store: VectorStoreBase, ids: list[str], vectors: list[list[float]],
+               payloads: list[dict[str, Any]]) -> None:
+        """Mem0's insert adds the rows in memory, then saves; when the save fails, the rows
+        are taken out again, so that a failed insert leaves the collection as it was in
+        memory too (the ids are new: ``add`` refuses stored ones first)."""
+        start = 0 if store.index is None else store.index.ntotal
+        try:
+            store.insert(vectors=vectors, payloads=payloads, ids=ids)
+        except Exception:
+            self._forget_appended(store, start, ids)
+            raise
+
+    @staticmethod
+    def _forget_appended(store: VectorStoreBase, start: int, ids: list[str]) -> None:
+        import faiss
+
+        if store.index is not None and store.index.ntotal > start:
+            store.index.remove_ids(faiss.IDSelectorRange(start, store.index.ntotal))
+        for position in [p for p in store.index_to_id if p >= start]:
+            del store.index_to_id[position]
+        for vector_id in ids:
+            store.docstore.pop(vector_id, None)
+
     def collections(self, owner: VectorStoreBase) -> list[str]:
         return sorted(p.stem for p in Path(owner.path).glob("*.faiss"))
 
