@@ -136,3 +136,28 @@ def test_long_term_memory_on_faiss_saves_its_collection_the_same_way(tmp_path):
             "black coffee", "green tea"]
     finally:
         again.close()
+
+
+def test_deleting_many_documents_keeps_every_other_document_found_by_its_own_vector(tmp_path):
+    import random
+
+    rng = random.Random(7)
+    vectors = {f"id-{n}": [rng.gauss(0, 1) for _ in range(64)] for n in range(30)}
+    store = opened(tmp_path)
+    store.add([Document(f"note {i}", id=i, embedding=v) for i, v in vectors.items()])
+    doomed = [f"id-{n}" for n in (0, 3, 4, 5, 17, 29)]
+    store.delete([*doomed, "never-stored"])
+    kept = [i for i in vectors if i not in doomed]
+
+    def each_found_by_its_own_vector(s):
+        return [[d.id for d in s.query(vector=vectors[i], limit=1)] for i in kept] == [
+            [i] for i in kept]
+
+    assert store.size() == len(kept) and store.get(doomed) == []
+    assert each_found_by_its_own_vector(store)
+    store.close()
+    again = opened(tmp_path)
+    try:
+        assert again.size() == len(kept) and each_found_by_its_own_vector(again)
+    finally:
+        again.close()
