@@ -161,3 +161,77 @@ def test_deleting_many_documents_keeps_every_other_document_found_by_its_own_vec
         assert again.size() == len(kept) and each_found_by_its_own_vector(again)
     finally:
         again.close()
+
+
+def test_an_insert_cut_between_its_two_files_is_dropped_when_the_collection_opens(tmp_path):
+    store = opened(tmp_path)
+    store.add([Document("first", id="first", embedding=hashed_bag_of_words("first", 64))])
+    docstore_before = (tmp_path / "notes.json").read_bytes()
+    store.add([Document("second", id="second", embedding=hashed_bag_of_words("second", 64))])
+    store.close()
+    # a writer killed between its two renames: the new index, the old docstore
+    (tmp_path / "notes.json").write_bytes(docstore_before)
+    again = opened(tmp_path)
+    try:
+        assert again.size() == 1
+        assert [d.id for d in again.query(vector=hashed_bag_of_words("second", 64),
+                                          limit=2)] == ["first"]
+        again.add([Document("third", id="third", embedding=hashed_bag_of_words("third", 64))])
+        assert [d.id for d in again.query(vector=hashed_bag_of_words("third", 64),
+                                          limit=1)] == ["third"]
+    finally:
+        again.close()
+
+
+def test_a_delete_cut_between_its_two_files_is_refused_when_the_collection_opens(tmp_path):
+    from flink_agents_ltm.integrations.mem0.faiss_files import TornCollectionError
+
+    store = opened(tmp_path)
+    store.add([Document(t, id=t, embedding=hashed_bag_of_words(t, 64)) for t in ("a", "b")])
+    docstore_before = (tmp_path / "notes.json").read_bytes()
+    store.delete(["a"])
+    store.close()
+    # the renumbered index, the docstore from before the delete
+    (tmp_path / "notes.json").write_bytes(docstore_before)
+    with pytest.raises(TornCollectionError, match=r"FAISS collection 'notes' in .* is torn: "
+                                                  r"its index holds 1 vectors but its "
+                                                  r"docstore names 2 positions"):
+        opened(tmp_path)  # when the store opens, that is when the job starts
+
+
+def test_long_term_memory_on_faiss_undoes_a_failed_add_and_deletes_in_one_save(
+        tmp_path, monkeypatch):
+    import faiss
+
+    from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryError
+    from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+    from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+
+    spec = StoreSpec("faiss-undo", vector_store={"provider": "faiss", "config": {
+        "path": str(tmp_path / "faiss"), "collection_name": "memories"}}, embedder="hashing",
+        base_dir=tmp_path)
+    memory, release = acquire_memory(spec)
+    ltm = Mem0LongTermMemory("faiss-undo", memory, on_close=release)
+    try:
+        ltm.switch_context("k1", "obs-1", False)
+        notes = ltm.get_memory_set("notes")
+        kept = notes.add(["green tea", "black coffee", "oolong"])
+        real_write_index = faiss.write_index
+
+        def disk_full(index, path):
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(faiss, "write_index", disk_full)
+        with pytest.raises(LongTermMemoryError):
+            notes.add(["lost one", "lost two"])
+        monkeypatch.setattr(faiss, "write_index", real_write_index)
+        assert sorted(i.value for i in notes.get()) == ["black coffee", "green tea", "oolong"]
+        saves = []
+        real_save = memory.vector_store.inner._save
+        monkeypatch.setattr(memory.vector_store.inner, "_save",
+                            lambda: (saves.append(1), real_save()))
+        assert sorted(notes.delete(kept[:2])) == sorted(kept[:2])
+        assert len(saves) == 1  # both ids in one pass and one save
+        assert [i.value for i in notes.get()] == ["oolong"]
+    finally:
+        ltm.close()

@@ -46,15 +46,15 @@ CONNECT_TIMEOUT = "connect_timeout_s"
 STATEMENT_TIMEOUT = "statement_timeout_s"
 TIMEOUT_KEYS = frozenset({CONNECT_TIMEOUT, STATEMENT_TIMEOUT})
 DEFAULT_CONNECT_TIMEOUT_S = 10
+DEFAULT_STATEMENT_TIMEOUT_S = 30.0
+# Keys of Mem0's pgvector config that only describe how to connect; they become the DSN.
+_CONNECTION_KEYS = ("host", "port", "dbname", "user", "password", "sslmode")
+_QUERY_CANCELED = "57014"
 
 
 def without_timeouts(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` without our timeout keys, which Mem0's pgvector config does not know."""
     return {key: value for key, value in config.items() if key not in TIMEOUT_KEYS}
-DEFAULT_STATEMENT_TIMEOUT_S = 30.0
-# Keys of Mem0's pgvector config that only describe how to connect; they become the DSN.
-_CONNECTION_KEYS = ("host", "port", "dbname", "user", "password", "sslmode")
-_QUERY_CANCELED = "57014"
 
 
 class PgvectorTimeoutError(TimeoutError):
