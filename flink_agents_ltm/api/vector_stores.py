@@ -158,9 +158,10 @@ _SCALAR_TYPES = frozenset({str, int, bool, type(None)})
 
 def _flat(values: Mapping[str, Any]) -> bool:
     """Whether ``values`` is valid metadata of non-empty str keys and scalar values (no
-    float, which must be finite, no list or dict, which become immutable): copied as is."""
-    return set(map(type, values.values())) <= _SCALAR_TYPES and all(
-        type(key) is str and key for key in values)
+    float, which must be finite, no list or dict, which become immutable): copied as is.
+    Checked by type sets, in C: this runs for every document read back."""
+    return set(map(type, values.values())) <= _SCALAR_TYPES and set(map(type, values)) <= {
+        str} and "" not in values
 
 
 def _vector(value: Any, where: str) -> tuple[float, ...]:
@@ -169,9 +170,11 @@ def _vector(value: Any, where: str) -> tuple[float, ...]:
     Vectors are long and checked on every call, so plain lists of floats take a path
     that stays in C; anything else gets the thorough check."""
     if isinstance(value, list | tuple) and value:
-        types = set(map(type, value))
-        if types <= _NUMBER_TYPES and math.isfinite(sum(value)):
-            return tuple(value) if types == {float} else tuple(map(float, value))
+        if list(map(type, value)).count(float) == len(value):  # floats only
+            if math.isfinite(sum(value)):
+                return value if type(value) is tuple else tuple(value)
+        elif set(map(type, value)) <= _NUMBER_TYPES and math.isfinite(sum(value)):
+            return tuple(map(float, value))
     if isinstance(value, np.ndarray) and value.ndim == 1 and value.size and \
             value.dtype.kind in "fiu" and bool(np.isfinite(value).all()):
         return tuple(value.astype(np.float64).tolist())
@@ -218,6 +221,16 @@ class Document:
             object.__setattr__(self, "score", float(self.score))
 
 
+def _stored_metadata(values: dict[str, Any]) -> Metadata:
+    """Metadata over ``values``, a dict the caller made for it and lets go of (not
+    copied again when flat)."""
+    if type(values) is dict and _flat(values):
+        metadata = object.__new__(Metadata)
+        object.__setattr__(metadata, "_items", values)
+        return metadata
+    return Metadata(values, "stored metadata")
+
+
 def _validated_document(content: str, metadata: Mapping[str, Any], document_id: str,
                         embedding: tuple[float, ...] | None, score: float | None = None
                         ) -> Document:
@@ -240,16 +253,27 @@ class VectorStoreQuery:
     collection: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.text is None) == (self.vector is None):
-            raise ValueError("a query has either text or a vector (exactly one of them)")
-        if self.text is not None and (not isinstance(self.text, str) or not self.text.strip()):
-            raise ValueError(f"query text must be a non-empty str, got {self.text!r}")
-        if self.vector is not None:
-            object.__setattr__(self, "vector", _vector(self.vector, "query vector"))
-        object.__setattr__(self, "limit", _limit(self.limit))
-        object.__setattr__(self, "filters", parse_filter(self.filters))
-        if self.collection is not None:
-            check_collection_name(self.collection)
+        _, vector, limit, filters, _ = _query_parts(self.text, self.vector, self.limit,
+                                                    self.filters, self.collection)
+        object.__setattr__(self, "vector", vector)
+        object.__setattr__(self, "limit", limit)
+        object.__setattr__(self, "filters", filters)
+
+
+def _query_parts(text: Any, vector: Any, limit: Any, filters: Any, collection: Any
+                 ) -> tuple[str | None, tuple[float, ...] | None, int, MetadataFilter | None,
+                            str | None]:
+    """A query's parts, checked: shared by :class:`VectorStoreQuery` and the keyword form
+    of ``query``, which skips building one (a query of a small store takes a fraction of
+    a millisecond, and this layer aims to add no more than 5 % to it)."""
+    if (text is None) == (vector is None):
+        raise ValueError("a query has either text or a vector (exactly one of them)")
+    if text is not None and (not isinstance(text, str) or not text.strip()):
+        raise ValueError(f"query text must be a non-empty str, got {text!r}")
+    if collection is not None:
+        check_collection_name(collection)
+    return (text, None if vector is None else _vector(vector, "query vector"), _limit(limit),
+            parse_filter(filters), collection)
 
 
 @dataclass(frozen=True)
@@ -472,16 +496,18 @@ class BaseVectorStore(Resource, ABC):
             if vector is not None or limit != 10 or filters is not None or collection is not None:
                 raise TypeError("pass either a VectorStoreQuery or text/vector with keywords, "
                                 "not both")
+            # Checked when it was made (parse_filter gives a parsed tree back as is).
+            text, vector_, limit, filter_, collection = (
+                query.text, query.vector, query.limit, parse_filter(query.filters),
+                query.collection)
         else:
-            query = VectorStoreQuery(text=query, vector=vector, limit=limit, filters=filters,
-                                     collection=collection)
-        if query.text is not None:  # a query has either text or a vector
-            vector_ = self.embed([query.text])[0]
+            text, vector_, limit, filter_, collection = _query_parts(query, vector, limit,
+                                                                     filters, collection)
+        if text is not None:  # a query has either text or a vector
+            vector_ = self.embed([text])[0]
         else:
-            vector_ = self._checked(query.vector, "the query vector")
-        # Parsed already by VectorStoreQuery (parse_filter gives a parsed tree back as is).
-        found = self._query(self._collection(query.collection), vector_, query.limit,
-                            parse_filter(query.filters))
+            vector_ = self._checked(vector_, "the query vector")
+        found = self._query(self._collection(collection), vector_, limit, filter_)
         return QueryResult(tuple(found))
 
     def get(self, ids: str | Sequence[str] | None = None, *,
@@ -545,14 +571,18 @@ class BaseVectorStore(Resource, ABC):
     # ------------------------------------------------------------- implementation
 
     @staticmethod
-    def _stored_document(content: str, metadata: Mapping[str, Any], document_id: str,
+    def _stored_document(content: str, metadata: dict[str, Any], document_id: str,
                          score: float | None = None) -> Document:
         """For implementations: the Document of a row read back from the store. Its parts
         were checked on the way in, so only the metadata is checked again (it becomes an
-        immutable :class:`Metadata`); Document's other field checks cost more per row
-        than a FAISS search of thousands of rows."""
-        return _validated_document(content, Metadata(metadata, "stored metadata"),
-                                   document_id, None, score)
+        immutable :class:`Metadata` over ``metadata``, a dict made for this document and
+        not used afterwards); Document's other field checks cost more per row than a FAISS
+        search of thousands of rows."""
+        document = object.__new__(Document)
+        object.__setattr__(document, "__dict__", {
+            "content": content, "metadata": _stored_metadata(metadata), "id": document_id,
+            "embedding": None, "score": score})
+        return document
 
     @abstractmethod
     def _add(self, collection: str, documents: Sequence[Document]) -> None:

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -286,8 +286,11 @@ def _vector_text(vector: list[float]) -> str:
     return "[" + ",".join(map(repr, vector)) + "]"
 
 
-@dataclass(frozen=True)
-class _Row:
+class _Row(NamedTuple):
+    """A row read from a store, shaped like Mem0's ``OutputData`` (made in C: a query
+    makes one per hit). Its ``payload`` is read in place and never changed: for FAISS
+    it is the docstore's own dict."""
+
     id: str
     payload: dict[str, Any]
     score: float | None = None
@@ -337,12 +340,12 @@ class FaissBackend(Mem0Backend):
             vector_id = store.index_to_id.get(position)
             payload = None if vector_id is None else store.docstore.get(vector_id)
             if payload is not None:
-                rows.append(_Row(vector_id, dict(payload),
+                rows.append(_Row(vector_id, payload,
                                  1.0 / (1.0 + distance) if euclidean else distance))
         return rows
 
     def get_many(self, store: VectorStoreBase, ids: Sequence[str]) -> list[Any]:
-        return [_Row(i, dict(store.docstore[i])) for i in ids if i in store.docstore]
+        return [_Row(i, store.docstore[i]) for i in ids if i in store.docstore]
 
     def delete_many(self, store: VectorStoreBase, ids: Sequence[str]) -> None:
         store.delete_many(list(ids))  # one pass, one save: faiss_files

@@ -326,17 +326,26 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             payload[ID_KEY] = document.id
         return payload
 
-    def _document(self, row: Any, score: bool) -> Document:
-        payload = _payload_of(row)
-        content = payload.get(CONTENT_KEY, "")
-        document_id = payload.get(ID_KEY) or str(row.id)
-        metadata = {k: v for k, v in payload.items() if k not in RESERVED_KEYS}
-        found = getattr(row, "score", None) if score else None
-        return self._stored_document(content if isinstance(content, str) else str(content),
-                                     metadata, str(document_id),
-                                     None if found is None else float(found))
+    def _documents(self, rows: Sequence[Any], score: bool) -> list[Document]:
+        """Documents of rows read back, with their scores if ``score`` (one loop: this
+        runs for every hit of every query)."""
+        stored = self._stored_document
+        documents = []
+        for row in rows:
+            metadata = dict(_payload_of(row))  # the Document's own, without reserved keys
+            content = metadata.pop(CONTENT_KEY, "")
+            document_id = metadata.pop(ID_KEY, None) or row.id
+            found = getattr(row, "score", None) if score else None
+            documents.append(stored(content if type(content) is str else str(content),
+                                    metadata,
+                                    document_id if type(document_id) is str
+                                    else str(document_id),
+                                    None if found is None else float(found)))
+        return documents
 
     def _check_fields(self, filter_: MetadataFilter | None) -> None:
+        if filter_ is None:
+            return
         reserved = RESERVED_KEYS & field_names(filter_)
         if reserved:
             raise ValueError(f"filters cannot use the reserved key(s) {sorted(reserved)}; they "
@@ -373,7 +382,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         query = list(vector)
         rows = self._fetch(lambda k: self._backend.search(store, query, k, native.condition),
                            filter_, limit, limit if native.whole else max(4 * limit, 32))
-        return [self._document(r, score=True) for r in rows]
+        return self._documents(rows, score=True)
 
     def _get(self, collection: str, ids: Sequence[str] | None, filter_: MetadataFilter | None,
              limit: int | None) -> list[Document]:
@@ -382,12 +391,12 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         if ids is not None:
             with self._call():
                 rows = self._backend.get_many(store, [native_id(i) for i in ids])
-            return [self._document(r, score=False) for r in rows
-                    if matches(filter_, _payload_of(r))]
+            return self._documents([r for r in rows if matches(filter_, _payload_of(r))],
+                                   score=False)
         native = native_filter(self.provider, filter_, search=False, reserved=RESERVED_KEYS)
         rows = self._fetch(lambda k: rows_of(store.list(filters=native.condition, top_k=k)),
                            filter_, limit, 256 if limit is None else max(limit, 32))
-        return [self._document(r, score=False) for r in rows]
+        return self._documents(rows, score=False)
 
     def _existing_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
         if not self._exists(collection):
