@@ -62,6 +62,16 @@ def test_a_writer_killed_mid_save_leaves_every_document_it_had_saved(tmp_path):
             store.close()
 
 
+def test_a_new_collections_files_are_private_before_its_first_write(tmp_path):
+    old = os.umask(0o022)  # Mem0 creates them with the umask: 0644 here
+    try:
+        opened(tmp_path).close()
+    finally:
+        os.umask(old)
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()} == {
+        "notes.faiss": 0o600, "notes.json": 0o600}
+
+
 def test_the_collection_files_are_private_and_reopen_with_every_document(tmp_path):
     store = opened(tmp_path)
     store.add([Document(f"note {n}", {"n": n}, f"id-{n}",

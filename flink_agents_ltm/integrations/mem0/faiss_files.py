@@ -51,8 +51,15 @@ class TornCollectionError(RuntimeError):
 
 def save_safely(store: Any) -> None:
     """Check a Mem0 FAISS store just opened, then make its saves go through :func:`save`
-    and give it the ``insert`` and ``delete_many`` described above."""
+    and give it the ``insert`` and ``delete_many`` described above. The files Mem0 wrote
+    when it created the collection (with the umask) become private now, not at the
+    first write."""
     _check_whole(store)
+    if store.path:
+        for suffix in (".faiss", ".json"):
+            file = Path(store.path) / f"{store.collection_name}{suffix}"
+            if file.exists():
+                file.chmod(0o600)
     mem0_insert = store.insert
     store._save = lambda: save(store)
     store.insert = lambda vectors, payloads=None, ids=None: _insert(
