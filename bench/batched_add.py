@@ -55,7 +55,7 @@ def seconds_per_side(spec: StoreSpec, rounds: int, items: int) -> dict[str, list
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])

@@ -68,7 +68,7 @@ def items_per_second(ltm: Mem0LongTermMemory, keys: int, round_no: int) -> float
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--keys", type=int, default=32)
     args = parser.parse_args()

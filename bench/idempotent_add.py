@@ -106,7 +106,7 @@ def measure(spec: StoreSpec, ops: int, batch: int) -> dict[tuple[str, int], floa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=200, help="adds per side, size and store")
     parser.add_argument("--batch", type=int, default=8, help="items per batched add")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])

@@ -60,7 +60,7 @@ def python_search(handle: str, key: str, name: str, query: str, limit: int) -> i
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=200, help="operations per side and kind")
     args = parser.parse_args()
 

@@ -22,7 +22,7 @@ TOPICS = ["tea", "parcel", "invoice", "dog", "refund", "password", "delivery", "
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=200, help="operations per side and kind")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
     args = parser.parse_args()

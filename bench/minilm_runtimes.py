@@ -82,7 +82,7 @@ def run(python: str, kind: str, onnx: str) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--onnx-model", required=True, help="ONNX export of the model")
     parser.add_argument("--onnx-python", required=True,
                         help="a Python with onnxruntime and tokenizers")

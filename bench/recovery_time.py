@@ -167,7 +167,7 @@ def measure(cluster: Cluster, mode: str) -> tuple[float, float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--job", choices=["process", "thread"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.job:

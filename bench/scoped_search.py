@@ -128,7 +128,7 @@ class PgTable:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 50000])
     parser.add_argument("--queries", type=int, default=30, help="per store and size")
     parser.add_argument("--qdrant-queries", type=int, default=5,

@@ -220,7 +220,7 @@ def _size_of_a_later_checkpoint(checkpoints: str) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keys", type=int, default=100_000)
     parser.add_argument("--baseline-keys", type=int, default=1_000)
     args = parser.parse_args()

@@ -59,7 +59,7 @@ def vector(text: str) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--store", default="qdrant", choices=["qdrant", "faiss", "pgvector"])
     parser.add_argument("--rounds", type=int, default=60, help="insert batches per side")
     parser.add_argument("--batch", type=int, default=64, help="documents per insert")
