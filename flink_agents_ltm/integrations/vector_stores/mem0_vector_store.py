@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
@@ -118,14 +119,14 @@ def _validated(provider: str, config: Mapping[str, Any]) -> Any:
                          f"{problems}") from None
 
 
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def native_id(document_id: str) -> str:
-    """The id the store keeps: the id itself if it is a canonical UUID, else a UUID
-    derived from it (Qdrant and pgvector accept UUIDs only)."""
-    try:
-        if str(uuid.UUID(document_id)) == document_id:
-            return document_id
-    except ValueError:
-        pass
+    """The id the store keeps: the id itself if it is a canonical UUID (as ``str(UUID)``
+    writes it), else a UUID derived from it (Qdrant and pgvector accept UUIDs only)."""
+    if _CANONICAL_UUID.fullmatch(document_id):
+        return document_id
     return str(uuid.uuid5(_ID_NAMESPACE, document_id))
 
 
