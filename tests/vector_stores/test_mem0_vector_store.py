@@ -73,6 +73,15 @@ def test_documents_without_an_id_get_one_and_any_string_is_a_valid_id(store):
     assert [d.content for d in store.get(ids)] == ["no id here", "odd id", "a uuid"]
 
 
+def test_ids_that_spell_the_same_uuid_differently_stay_different_documents(store):
+    canonical = "0b6d3e0e-3b4e-4d0c-9d5e-1c2f3a4b5c6d"
+    spellings = [canonical, canonical.upper(), "{" + canonical + "}", canonical.replace("-", "")]
+    store.add([Document(f"doc {n}", id=i) for n, i in enumerate(spellings)])
+    assert [(d.id, d.content) for d in store.get(spellings)] == [
+        (i, f"doc {n}") for n, i in enumerate(spellings)]
+    assert store.size() == 4
+
+
 def test_a_query_ranks_by_similarity_with_scores_highest_first(store):
     store.add(TEAS)
     found = store.query("tea from taiwan", limit=2)
