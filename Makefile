@@ -63,16 +63,19 @@ java-demo: $(STAMP)  ## run the Java agent job on a local mini-cluster of PyFlin
 	cd java-bridge && mvn -o -q -B compile
 	java-bridge/run-local $(ARGS)
 
-bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients against raw calls, Java bridge, async throughput, memory at scale, state per key, recovery)
+bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients against raw calls, batched adds, Java bridge, async throughput, memory at scale, state per key, recovery)
 	$(PY) -m bench.ltm_overhead
-	$(PY) -m bench.vector_store_overhead
+	$(PY) -m bench.vector_store_overhead --store qdrant --queries 10
+	$(PY) -m bench.vector_store_overhead --store pgvector --queries 10
+	$(PY) -m bench.vector_store_overhead --store faiss --queries 10
+	$(PY) -m bench.batched_add
 	$(PY) -m bench.java_bridge_overhead
 	$(PY) -m bench.durable_async_throughput
 	$(PY) -m bench.model_clients
 	$(PY) -m bench.scoped_search
 	$(PY) -m bench.coalesced_embedding
 	$(PY) -m bench.footprint
-	$(PY) -m bench.idempotent_add
+	$(PY) -m bench.idempotent_add --ops 300
 	$(PY) -m bench.state_per_key
 	$(PY) -m bench.recovery_time
 
