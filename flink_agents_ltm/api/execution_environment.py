@@ -91,8 +91,8 @@ class AgentsOptions:
         "agents.progress-interval-ms", int, 10_000,
         "How often each operator subtask logs a progress line (inputs, actions, durable "
         "calls) at INFO while it works.", duration=True)
-    LONG_TERM_MEMORY_FACTORY: ConfigOption[str | None] = ConfigOption(
-        "agents.long-term-memory.factory", str, None,
+    LONG_TERM_MEMORY_FACTORY: ConfigOption[str] = ConfigOption(
+        "agents.long-term-memory.factory", str, "mem0",
         "Which long-term memory the job builds: 'mem0' (the default), 'in-memory' (tests and "
         "demos; nothing survives the process), a name registered under the entry point group "
         "'flink_agents_ltm.long_term_memory', or 'module:callable' called as "

@@ -34,6 +34,7 @@ from flink_agents_ltm.runtime.keyed_runs import (
 )
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
+from flink_agents_ltm.runtime.memory.factories import DEFAULT as DEFAULT_FACTORY
 from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
 from flink_agents_ltm.runtime.operator_log import ProgressLog, log_to_console
 from flink_agents_ltm.runtime.operator_metrics import OperatorMetrics, OperatorStats
@@ -86,7 +87,8 @@ class AgentOperator(KeyedProcessFunction):
         factory = config.get(AgentsOptions.LONG_TERM_MEMORY_FACTORY)
         memory = LazyActionMemory(
             self._memory_builder(factory),
-            f"agents.long-term-memory.factory '{factory}'" if factory else "Mem0 (the default)",
+            "Mem0 (the default)" if factory == DEFAULT_FACTORY else
+            f"agents.long-term-memory.factory '{factory}'",
             self._check)
         settings = EngineSettings(
             agent_name=self._name, timeout_s=timeout_s,
