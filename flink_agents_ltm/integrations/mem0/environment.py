@@ -30,8 +30,10 @@ def prepare_environment() -> None:
         log.warning("mem0 was imported before flink_agents_ltm could turn its telemetry off")
     os.environ.setdefault("MEM0_TELEMETRY", "false")
     if "MEM0_DIR" not in os.environ:  # Mem0 creates it at import: make ours private first
-        mem0_dir = default_home() / "mem0"
-        mem0_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        home = default_home()  # the home lists every job: private too, when we create it
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        mem0_dir = home / "mem0"
+        mem0_dir.mkdir(mode=0o700, exist_ok=True)
         os.environ["MEM0_DIR"] = str(mem0_dir)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
