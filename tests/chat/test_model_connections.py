@@ -1,6 +1,6 @@
-"""How every model client treats its connection: retries (429/5xx, timeouts, failed
-connections; Retry-After honoured), one pooled connection per model shared by
-worker threads, released by close(), and an API key that never shows. The
+"""How every model client treats its connection: retries (408/409/429/5xx, timeouts,
+failed connections; Retry-After honoured; a 400 is not retried), one pooled connection
+per model shared by worker threads, released by close(), and an API key that never shows. The
 provider is a scripted server on 127.0.0.1; a connect timeout, which loopback
 cannot produce, comes from an injected transport."""
 
@@ -101,6 +101,20 @@ def test_a_rate_limit_and_an_overload_are_retried_until_the_answer_comes(client,
     if client.name.startswith("ollama"):
         assert "HTTP 429 Too Many Requests: {\"error\": \"slow down\"}; retry 1 of 2" in \
             caplog.text
+
+
+@pytest.mark.parametrize("status, reason", [(408, "Request Timeout"), (409, "Conflict")])
+@pytest.mark.parametrize("client", EVERY, ids=str)
+def test_a_request_timeout_and_a_conflict_are_retried_until_the_answer_comes(client, status,
+                                                                             reason, caplog):
+    caplog.set_level(logging.INFO)
+    with ScriptedServer([Reply(status, {"error": "try again"}, headers=SOON),
+                         client.answer("question 3")]) as server:
+        assert client.call(client.build(server.url), "question 3") == \
+            client.expected("question 3")
+    assert len(server.requests) == 2
+    if client.name.startswith("ollama"):
+        assert f'HTTP {status} {reason}: {{"error": "try again"}}; retry 1 of 2' in caplog.text
 
 
 @pytest.mark.parametrize("client", CHATS, ids=str)
