@@ -28,6 +28,46 @@ def test_every_import_the_readme_shows_works():
         exec(compile(ast.Module([node], []), "README.md", "exec"), {})
 
 
+def test_the_harness_example_runs_as_shown_on_the_readmes_own_support_agent(monkeypatch,
+                                                                             tmp_path):
+    monkeypatch.setenv("FLINK_AGENTS_LTM_HOME", str(tmp_path))  # the job's memory starts empty
+    (agent,) = [block for block in blocks("python") if "class SupportAgent(" in block]
+    (example,) = re.findall(r"```python\n(.*?)```", section("### Testing an agent without "
+                                                            "Flink"), re.S)
+    namespace: dict = {"__name__": "readme"}
+    exec(compile(agent, "README.md", "exec"), namespace)
+    reply = {"customer": "ann", "message": 1, "recalled": []}
+    checked = []
+    try:
+        for statement in ast.parse(example).body:  # the README's lines, one at a time
+            exec(compile(ast.Module([statement], []), "README.md", "exec"), namespace)
+            line = ast.get_source_segment(example, statement)
+            harness = namespace.get("harness")
+            if line.startswith("harness.process_element("):  # parks on its durable call
+                assert harness.outputs == [] and len(harness.pool.pending()) == 1
+            elif line.startswith("harness.pool.complete_all("):
+                assert harness.pool.pending() == [] and harness.outputs == []
+            elif line.startswith("harness.advance("):  # resumes and completes
+                assert harness.outputs == [reply]
+            elif line.startswith("restored.end_input("):
+                # Replayed from the checkpoint: the counter is not counted twice, the
+                # recall sees what the first attempt stored, and stores it only once.
+                restored = namespace["restored"]
+                assert restored.outputs == [dict(reply, recalled=["hi"])]
+                memory = restored.memory.get()
+                memory.switch_context("ann", None, True)
+                assert [i.value for i in memory.get_memory_set("conversation").get()] == ["hi"]
+            else:
+                continue
+            checked.append(line.split("(")[0])
+    finally:
+        for name in ("harness", "restored"):
+            if name in namespace:
+                namespace[name].close()
+    assert checked == ["harness.process_element", "harness.pool.complete_all",
+                       "harness.advance", "restored.end_input"]
+
+
 def test_the_options_tables_list_every_option_with_its_default():
     rows = dict(re.findall(r"^\| `([a-z.-]+)` \| ([^|]+) \|", README, re.M))
     for option in AgentsOptions.all() + LongTermMemoryOptions.all():
