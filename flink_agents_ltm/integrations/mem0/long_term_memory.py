@@ -36,6 +36,7 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     MemorySetItem,
     NewItem,
 )
+from flink_agents_ltm.api.memory.validation import check_name
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.mem0.embedding_ahead import embedded_chunks
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
@@ -113,6 +114,9 @@ class Mem0LongTermMemory(BaseLongTermMemory):
 
         options = config if isinstance(config, Configuration) else Configuration(
             LongTermMemoryOptions.all(), config or {})
+        limits = LongTermMemoryOptions.limits(options)
+        # The job id names the store's folder: refuse it before a folder or model is made.
+        check_name(job_id, "job_id", limits, LongTermMemoryOptions.MAX_NAME_LENGTH.key)
 
         def resource(option: Any, kind: str) -> Any:
             name = options.get(option)
@@ -130,7 +134,6 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         llm = resource(LongTermMemoryOptions.CHAT_MODEL_SETUP, "chat_model")
         embedder = resource(LongTermMemoryOptions.EMBEDDING_MODEL_SETUP, "embedding_model")
         base_dir = options.get(LongTermMemoryOptions.BASE_DIR)
-        limits = LongTermMemoryOptions.limits(options)
         spec = StoreSpec(job_id=job_id, vector_store=vector_store, embedder=embedder or "minilm",
                          llm=llm, base_dir=Path(base_dir).expanduser() if base_dir else None)
         memory, release = acquire_memory(spec)

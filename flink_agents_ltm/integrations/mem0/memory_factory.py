@@ -13,6 +13,7 @@ Qdrant folder, when configured, admits one process: a second one gets
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import logging
 import re
@@ -48,6 +49,7 @@ from pydantic import ValidationError  # noqa: E402
 log = logging.getLogger(__name__)
 
 COLLECTION = "flink_agents_ltm"
+_LONGEST_FILE_NAME = 255  # bytes; the escaped name is ASCII
 _PACKAGE = "flink_agents_ltm.integrations.mem0"
 EMBEDDERS = {
     "minilm": (f"{_PACKAGE}.local_embedder.LocalMiniLmEmbedding", 384),
@@ -148,7 +150,13 @@ def private_files(folder: Path) -> None:
 
 
 def _folder_name(job_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", lambda m: f"%{ord(m.group()):02X}", job_id)
+    """The job id, escaped; one too long for a file name (255 bytes) is cut and ends in
+    the hash of the whole id, so that every job keeps a folder of its own."""
+    name = re.sub(r"[^A-Za-z0-9._-]", lambda m: f"%{ord(m.group()):02X}", job_id)
+    if len(name) <= _LONGEST_FILE_NAME:
+        return name
+    digest = hashlib.sha256(job_id.encode("utf-8")).hexdigest()
+    return f"{name[:_LONGEST_FILE_NAME - len(digest) - 1]}-{digest}"
 
 
 @dataclass
