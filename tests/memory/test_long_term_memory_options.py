@@ -2,6 +2,8 @@
 default memory (Mem0 over the embedded store, MiniLM) built from the options as an
 operator builds it."""
 
+import hashlib
+
 import pytest
 
 from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
@@ -39,9 +41,10 @@ def test_job_ids_as_long_as_max_name_length_each_get_a_store_of_their_own(tmp_pa
         finally:
             ltm.close()
     assert stored == {first: ["note of job 1"], second: ["note of job 2"]}
-    folders = list(tmp_path.iterdir())
-    assert len(folders) == 2 and all((f / "vectors.sqlite3").is_file() for f in folders)
-    assert all(len(f.name.encode()) <= 255 for f in folders)
+    folders = {f.name[-64:]: f for f in tmp_path.iterdir()}  # cut, ending in the id's hash
+    assert set(folders) == {hashlib.sha256(j.encode()).hexdigest() for j in (first, second)}
+    assert all(f.name.startswith("support%20bot%2F%FC-support") and len(f.name) == 255
+               and (f / "vectors.sqlite3").is_file() for f in folders.values())
 
 
 @pytest.fixture
