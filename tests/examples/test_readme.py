@@ -72,11 +72,16 @@ def test_the_options_tables_list_every_option_with_its_default():
     rows = dict(re.findall(r"^\| `([a-z.-]+)` \| ([^|]+) \|", README, re.M))
     for option in AgentsOptions.all() + LongTermMemoryOptions.all():
         assert option.key in rows, f"{option.key} is missing from the README's tables"
-    for option in AgentsOptions.all():
+    shown = 0
+    for option in AgentsOptions.all() + LongTermMemoryOptions.all():
         if isinstance(option.default, bool):
-            assert rows[option.key].strip() == str(option.default).lower()
-        elif isinstance(option.default, int):
-            assert rows[option.key].strip() == str(option.default)
+            assert rows[option.key].strip() == str(option.default).lower(), option.key
+        elif isinstance(option.default, int | float):
+            assert rows[option.key].strip() == str(option.default), option.key
+        else:
+            continue
+        shown += option in LongTermMemoryOptions.all()
+    assert shown == 5  # the four size limits and the search threshold
 
 
 def test_the_yaml_file_the_readme_shows_loads(tmp_path):
