@@ -5,7 +5,7 @@ as an upsert (Qdrant's insert; ``INSERT ... ON CONFLICT`` on pgvector), embeddin
 in one call; Mem0's own ``Memory.add(messages, infer=False)`` gives each message a random
 id, embeds and inserts one message at a time. Both sides share one ``mem0.Memory`` per
 store and alternate, so load and table growth hit them alike. Stores: the embedded
-default (MiniLM, the SQLite-backed embedded store) and a pgvector server that ``scripts/pgvector-server``
+default (MiniLM, SQLite) and a pgvector server that ``scripts/pgvector-server``
 starts for the run (or ``--pgvector-config FILE``, a VECTOR_STORE JSON file). Target:
 single-item adds no more than 5 % slower than Mem0's.
 
