@@ -254,6 +254,17 @@ def test_an_embedded_store_without_a_path_lives_privately_under_the_home(provide
         store.close()
 
 
+@pytest.mark.parametrize("provider", ["qdrant", "faiss"])
+def test_every_folder_an_embedded_store_creates_on_its_path_is_private(tmp_path, provider,
+                                                                       hashing):
+    store = Mem0VectorStore(provider, {"path": str(tmp_path / "stores" / "kb" / provider)},
+                            embedding_model="embedder", collection="private")
+    store.open(lookup(embedder=hashing))
+    store.close()
+    made = [tmp_path / "stores", tmp_path / "stores" / "kb", tmp_path / "stores" / "kb" / provider]
+    assert [stat.S_IMODE(f.stat().st_mode) for f in made] == [0o700] * 3
+
+
 @pytest.mark.parametrize("distance", ["euclidean", "cosine", "inner_product"])
 def test_faiss_queries_rank_and_score_as_mem0s_own_faiss_search_does(tmp_path, hashing, distance):
     from mem0.vector_stores.faiss import FAISS

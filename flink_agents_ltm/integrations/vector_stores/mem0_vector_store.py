@@ -184,7 +184,9 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         local = self._config.get("path")
         if local and local != ":memory:" and not any(
                 self._config.get(k) for k in _SERVER_KEYS.get(self.provider, ())):
-            Path(local).expanduser().mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder = Path(local).expanduser()  # each folder we make is private, parents too
+            for missing in reversed([f for f in (folder, *folder.parents) if not f.exists()]):
+                missing.mkdir(mode=0o700, exist_ok=True)
         if self.provider == "qdrant" and self._config.get("path") != ":memory:" and not any(
                 self._config.get(k) for k in _SERVER_KEYS["qdrant"]):
             client, lock = shared_local_qdrant(self._config["path"])
