@@ -58,7 +58,8 @@ class Notes(Agent):
                                              ("in-memory", "InMemoryLongTermMemory")])
 def test_an_agent_keeps_its_notes_in_the_memory_the_factory_option_names(
         tmp_path, factory, memory):
-    config = {"long-term-memory.embedding-model-setup": "hashing",
+    config = {"agents.job-id": f"factory-{tmp_path.name}",  # shared Mem0 clients: own rows
+              "long-term-memory.embedding-model-setup": "hashing",
               "long-term-memory.vector-store": {
                   "provider": "qdrant", "config": {"collection_name": "notes",
                                                    "path": ":memory:"}},
