@@ -43,6 +43,7 @@ from flink_agents_ltm.runtime.durable import DurableCall
 from flink_agents_ltm.runtime.keyed_runs import EngineSettings, KeyedRunEngine
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
+from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
 from flink_agents_ltm.runtime.operator_metrics import OperatorStats
 from flink_agents_ltm.runtime.protocols import KeyedStates
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
@@ -367,11 +368,11 @@ class AgentHarness:
         return _ValueState(self._backend, name)
 
     def default_memory(self) -> Any:
-        """The long-term memory the operator would build: Mem0 from this harness's config
-        (``memory=`` replaces it)."""
-        from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
-
-        return Mem0LongTermMemory.from_config(
+        """The long-term memory the operator would build from this harness's config: the
+        one ``agents.long-term-memory.factory`` names, Mem0 by default (``memory=``
+        replaces it)."""
+        return build_long_term_memory(
+            self.config.get(AgentsOptions.LONG_TERM_MEMORY_FACTORY),
             self.config.get(AgentsOptions.JOB_ID), self.config, self.check,
             resources=self.resources.for_long_term_memory)
 
