@@ -8,6 +8,7 @@ long-term memory lets one call at a time into it.
 """
 
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
@@ -71,6 +72,31 @@ def test_on_embedded_qdrant_many_worker_threads_lose_nothing_and_enter_the_store
     assert outcome.leaks == []
     assert outcome.lost_or_foreign_rows == {}
     assert calls.most == 1
+
+
+def test_unguarded_embedded_qdrant_fails_under_8_threads_which_is_why_it_is_guarded(tmp_path):
+    """The reason for the guard, measured on Qdrant's own store: concurrent inserts raise
+    (its on-disk storage is one SQLite connection) and leave the collection unreadable."""
+    qdrant = {"provider": "qdrant", "config": {"path": str(tmp_path / "qdrant"),
+                                               "on_disk": True}}
+    memory, release = acquire_memory(StoreSpec("raw-job", embedder="hashing",
+                                               vector_store=qdrant, base_dir=tmp_path))
+    raw = unwrapped(memory)
+    errors: list[str] = []
+
+    def insert(n):
+        try:
+            raw.insert([[0.1] * 384], [{"user_id": "raw-job", "agent_id": f"k{n}"}],
+                       [str(uuid.uuid4())])
+        except Exception as error:  # noqa: BLE001 - whatever it raises is counted
+            errors.append(type(error).__name__)
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(insert, range(400)))
+        assert errors
+    finally:
+        release()
 
 
 def test_on_the_embedded_default_a_thread_searches_while_another_is_inside_the_store(

@@ -12,7 +12,8 @@ With ``infer=True`` (a chat model configured) Mem0's LLM decides what to store
 and gives the rows random ids: those writes are not replay-stable.
 
 Threading: any thread. The vector store is serialized where it is not
-thread-safe (:mod:`.serialized_store`); embedding runs outside that lock.
+thread-safe (:mod:`.serialized_store`); embedding runs outside that lock, except
+for the later chunks of a large add on pgvector (:mod:`.row_writes`).
 """
 
 from __future__ import annotations
