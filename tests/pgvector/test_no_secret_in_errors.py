@@ -98,3 +98,115 @@ def test_malformed_vector_store_json_from_java_is_refused_without_echoing_it(tmp
     assert answer["error"] == "value"
     assert "is not valid JSON" in answer["message"]
     assert MARKER not in str(answer)
+
+
+@pytest.fixture
+def own_server():
+    """A pgvector server of this test alone (it is made to refuse work, then stopped)."""
+    from tests.pgvector.server import pgvector_server
+
+    with pgvector_server() as (store, folder, _):
+        yield store, folder
+
+
+def test_a_password_in_a_store_error_during_an_operation_is_masked_in_the_error_and_the_logs(
+        own_server, tmp_path, caplog):
+    """The memory is open and working; then the server refuses its work with errors whose
+    text quotes the connection string, password included (server-side code may say
+    anything: here a login hook and a trigger do), and at last the server stops. Every
+    operation fails with a ``LongTermMemoryError`` that names it, carries the server's words
+    with the password masked, and neither it, its causes nor any log record holds the
+    password."""
+    import psycopg2
+
+    from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryError
+    from tests.pgvector.server import run_script
+
+    store, folder = own_server
+    cfg = dict(store["config"], collection_name="notes")
+    password = cfg["password"]
+    dsn_text = (f"postgresql://{cfg['user']}:{password}@{cfg['host']}:{cfg['port']}/"
+                f"{cfg['dbname']}")
+    ltm = Mem0LongTermMemory.from_config("secrets", {
+        STORE: {"provider": "pgvector", "config": cfg},
+        LongTermMemoryOptions.EMBEDDING_MODEL_SETUP.key: None,
+        LongTermMemoryOptions.BASE_DIR.key: str(tmp_path)})
+    admin = psycopg2.connect(host=cfg["host"], port=cfg["port"], dbname=cfg["dbname"],
+                             user=cfg["user"], password=password)
+    admin.autocommit = True
+    caplog.set_level(logging.DEBUG)
+    failures: list[tuple[str, LongTermMemoryError]] = []
+
+    def fails(operation, call):
+        with pytest.raises(LongTermMemoryError) as raised:
+            call()
+        failures.append((operation, raised.value))
+        return str(raised.value)
+
+    try:
+        ltm.switch_context("k1", "obs-1", False)
+        notes = ltm.get_memory_set("notes")
+        [kept] = notes.add("green tea")
+        with admin.cursor() as cur:  # writes refused by a trigger quoting the password
+            cur.execute("CREATE FUNCTION refuse_writes() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                        "BEGIN RAISE EXCEPTION 'writes are frozen; replicate from %%', %s; "
+                        "END $$", (dsn_text,))
+            cur.execute("CREATE TRIGGER frozen BEFORE INSERT OR DELETE ON notes "
+                        "FOR EACH ROW EXECUTE FUNCTION refuse_writes()")
+        for operation, call in [("add", lambda: notes.add("black coffee")),
+                                ("add", lambda: notes.add(["oolong", "sencha"])),
+                                ("delete", lambda: notes.delete(kept))]:
+            message = fails(operation, call)
+            assert "writes are frozen; replicate from postgresql://mem0:***@" in message
+        with admin.cursor() as cur:  # logins refused, the open connections dropped
+            cur.execute("DROP TRIGGER frozen ON notes")
+            cur.execute("CREATE FUNCTION refuse_logins() RETURNS event_trigger LANGUAGE "
+                        "plpgsql AS $$ BEGIN RAISE EXCEPTION 'restoring; use host=%% "
+                        "password=%%', %s, %s; END $$", (cfg["host"], password))
+            cur.execute("CREATE EVENT TRIGGER restoring ON login "
+                        "EXECUTE FUNCTION refuse_logins()")
+            cur.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE pid <> pg_backend_pid() AND usename = current_user")
+        fails("search", lambda: notes.search("tea"))  # the connection the server dropped
+        for operation, call in [("search", lambda: notes.search("tea")),
+                                ("get", lambda: notes.get(kept)),
+                                ("get", lambda: notes.get()),
+                                ("add", lambda: notes.add("black coffee")),
+                                ("delete", lambda: notes.delete(kept)),
+                                ("erase_key", lambda: ltm.erase_key("k1"))]:
+            message = fails(operation, call)
+            assert f"restoring; use host={cfg['host']} password=***" in message
+        with admin.cursor() as cur:
+            cur.execute("DROP EVENT TRIGGER restoring")
+        assert [i.value for i in notes.search("tea")] == ["green tea"]  # nothing was lost
+        run_script("pgvector-server", "stop", "--dir", str(folder))
+        fails("search", lambda: notes.search("tea"))
+    finally:
+        admin.close()
+        ltm.close()
+
+    for operation, error in failures:
+        where = "of key 'k1'" if operation == "erase_key" else "set 'notes' of key 'k1'"
+        assert str(error).startswith(f"{operation} ") and f"{where} failed" in str(error)
+        assert password not in everything_said(error, caplog), operation
+    assert len(failures) == 11
+
+
+def test_a_mem0_pgvector_log_record_with_a_traceback_is_masked(pgvector_store, caplog):
+    """Mem0's pgvector store on psycopg 3 logs its driver errors with their traceback."""
+    from flink_agents_ltm.integrations.mem0.memory_factory import acquire_memory
+
+    memory, release = acquire_memory(StoreSpec("secrets", vector_store=pgvector_store,
+                                               embedder="hashing"))
+    release()
+    caplog.set_level(logging.DEBUG)
+    try:
+        raise ConnectionError(f"cannot reach postgresql://mem0:{MARKER}@10.0.0.7/mem0")
+    except ConnectionError:
+        logging.getLogger(type(memory.vector_store.inner).__module__).error(
+            "Error in cursor context (psycopg3)", exc_info=True)
+    [record] = caplog.records
+    assert "ConnectionError: cannot reach postgresql://mem0:***@10.0.0.7/mem0" in (
+        record.exc_text or "")
+    assert MARKER not in caplog.text and MARKER not in everything_said(
+        RuntimeError(), caplog)

@@ -1,6 +1,11 @@
 """A batched add on a real pgvector server is written chunk by chunk while the next chunk is
 embedded, in one transaction: ids in input order, each item's own metadata, and a failure in a
-later chunk (the server refusing it, or its embedding failing) leaves none of the batch."""
+later chunk (the server refusing it, or its embedding failing) leaves none of the batch. Its
+first chunk is embedded before it takes the store's lock (other threads' calls run meanwhile),
+the later ones while it holds the lock and writes (other threads' calls wait)."""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -77,3 +82,63 @@ def test_an_embedding_failure_after_the_first_chunk_was_written_leaves_none_of_t
     assert calls[:2] == [CHUNK, CHUNK] and len(calls) <= 3
     assert [p["data"] for p in payloads_in_postgres(pgvector_store)] == ["already stored"]
     assert [i.value for i in notes.get()] == ["already stored"]
+
+
+def test_while_a_large_add_embeds_its_first_chunk_other_threads_use_the_store(
+        notes, monkeypatch):
+    ltm, notes = notes
+    model = ltm.memory.embedding_model
+    real = model.embed_batch
+    embedding, go_on = threading.Event(), threading.Event()
+
+    def embed_batch(texts, memory_action=None):
+        if not embedding.is_set():  # the first chunk waits until the other thread is done
+            embedding.set()
+            go_on.wait(60)
+        return real(texts, memory_action)
+
+    monkeypatch.setattr(model, "embed_batch", embed_batch)
+    with ThreadPoolExecutor(1) as adder, ThreadPoolExecutor(1) as other:
+        added = adder.submit(notes.add, [f"note {n}" for n in range(ITEMS)])
+        try:
+            assert embedding.wait(60)
+            assert [i.value for i in other.submit(notes.get).result(timeout=60)] == [
+                "already stored"]
+            assert [i.value for i in other.submit(notes.search, "stored").result(
+                timeout=60)] == ["already stored"]
+        finally:
+            go_on.set()
+        assert len(added.result(timeout=60)) == ITEMS
+    assert len(notes.get()) == ITEMS + 1
+
+
+def test_a_large_add_embeds_its_later_chunks_while_it_writes_holding_the_store_lock(
+        notes, monkeypatch):
+    """So other threads' calls into the store wait for the add, embedding included. Each
+    later chunk is embedded once the add's transaction is open (the helper thread may
+    start on it sooner: with a real model it ends while the add writes)."""
+    ltm, notes = notes
+    model, pg = ltm.memory.embedding_model, ltm.memory.vector_store.inner
+    real_embed, real_cursor = model.embed_batch, pg._get_cursor
+    store_lock = ltm.memory.vector_store._lock
+    writing = threading.Event()
+    lock_free = []
+
+    def cursor(commit=False):
+        if commit:
+            writing.set()
+        return real_cursor(commit=commit)
+
+    def embed_batch(texts, memory_action=None):  # runs on the add's helper thread
+        if lock_free:
+            assert writing.wait(60)
+        free = store_lock.acquire(blocking=False)
+        if free:
+            store_lock.release()
+        lock_free.append(free)
+        return real_embed(texts, memory_action)
+
+    monkeypatch.setattr(pg, "_get_cursor", cursor)
+    monkeypatch.setattr(model, "embed_batch", embed_batch)
+    notes.add([f"note {n}" for n in range(ITEMS)])
+    assert lock_free == [True, False, False]

@@ -1,7 +1,9 @@
 """FAISS collections are saved whole and private: a process killed mid-save leaves the last
-complete collection, the files are 0600, and a failed write raises instead of a warning
-and leaves the collection as it was, on disk and in the process."""
+complete collection, the files are 0600, a failed write raises instead of a warning
+and leaves the collection as it was, on disk and in the process, and a collection whose
+index is ahead of its docstore drops those vectors with a warning that says so."""
 
+import logging
 import os
 import signal
 import stat
@@ -173,16 +175,24 @@ def test_deleting_many_documents_keeps_every_other_document_found_by_its_own_vec
         again.close()
 
 
-def test_an_insert_cut_between_its_two_files_is_dropped_when_the_collection_opens(tmp_path):
+def test_an_insert_cut_between_its_two_files_is_dropped_when_the_collection_opens(
+        tmp_path, caplog):
     store = opened(tmp_path)
     store.add([Document("first", id="first", embedding=hashed_bag_of_words("first", 64))])
     docstore_before = (tmp_path / "notes.json").read_bytes()
-    store.add([Document("second", id="second", embedding=hashed_bag_of_words("second", 64))])
+    store.add([Document(t, id=t, embedding=hashed_bag_of_words(t, 64))
+               for t in ("second", "fourth")])
     store.close()
     # a writer killed between its two renames: the new index, the old docstore
     (tmp_path / "notes.json").write_bytes(docstore_before)
+    caplog.set_level(logging.WARNING)
     again = opened(tmp_path)
     try:
+        assert [(r.levelno, r.getMessage()) for r in caplog.records
+                if r.name.endswith("faiss_files")] == [(
+            logging.WARNING, f"FAISS collection 'notes' in {tmp_path}: dropped 2 vectors of an "
+            "insert that did not complete (its process stopped between saving the index and "
+            "the docstore)")]
         assert again.size() == 1
         assert [d.id for d in again.query(vector=hashed_bag_of_words("second", 64),
                                           limit=2)] == ["first"]

@@ -8,6 +8,7 @@ import pytest
 from flink_agents_ltm.api.filters import FilterError, matches, parse_filter
 from flink_agents_ltm.api.vector_stores import Document
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
 
 DOCUMENTS = [
     ("d1", "green tea from japan", {"topic": "tea", "year": 2019, "price": 4.5, "vip": True,
@@ -203,3 +204,57 @@ def test_the_embedded_store_returns_exactly_the_matching_rows_in_both_of_mem0s_s
         assert wrong == []
     finally:
         release()
+
+
+def test_a_pgvector_query_the_hnsw_scan_answers_short_runs_again_exactly(
+        pgvector_database, hashing):
+    """The database bounds HNSW scans (``hnsw.max_scan_tuples = 1``, a setting a DBA may
+    make to cap their cost): the index then yields only the first candidates, all of them
+    closer rows that the filter drops. The query still gets its ``limit`` matching rows,
+    the nearest ones, in exact order: the scan's short answer made it run without the
+    index."""
+    import numpy as np
+
+    from tests.vector_stores.conftest import _admin, lookup
+
+    admin = _admin(pgvector_database)
+    with admin.cursor() as cur:
+        cur.execute(f'ALTER DATABASE "{pgvector_database["dbname"]}" '
+                    "SET hnsw.max_scan_tuples = 1")
+    admin.close()
+    store = Mem0VectorStore("pgvector", pgvector_database, embedding_model="embedder",
+                            collection="far")
+    store.open(lookup(embedder=hashing))
+    rng = np.random.default_rng(7)
+    query = rng.normal(size=384)
+    query /= np.linalg.norm(query)
+
+    def around(centre, n):
+        return centre + rng.normal(size=(n, 384)) / np.sqrt(384)
+
+    aside = rng.normal(size=384)
+    aside -= (aside @ query) * query  # orthogonal to the query
+    near = around(query, 1500)
+    far = around(0.3 * query + aside / np.linalg.norm(aside), 12)  # off to one side
+    try:
+        store.add([Document(f"near {n}", {"group": "near"}, f"near-{n}", v)
+                   for n, v in enumerate(near.tolist())]
+                  + [Document(f"far {n}", {"group": "far"}, f"far-{n}", v)
+                     for n, v in enumerate(far.tolist())])
+        similarity = far @ query / np.linalg.norm(far, axis=1)
+        nearest_far = [f"far-{n}" for n in np.argsort(-similarity)[:5]]
+
+        found = store.query(vector=query.tolist(), limit=5, filters={"group": "far"}).documents
+
+        assert [d.id for d in found] == nearest_far
+        assert [d.score for d in found] == pytest.approx(sorted(similarity, reverse=True)[:5],
+                                                         abs=1e-5)
+    finally:
+        store.close()
+    session = _admin(pgvector_database)  # what the index scan alone gives
+    with session.cursor() as cur:
+        cur.execute("SET hnsw.iterative_scan = relaxed_order; "
+                    "SELECT count(*) FROM (SELECT id FROM far WHERE payload->>'group' = 'far' "
+                    "ORDER BY vector <=> %s::vector LIMIT 5) AS scan", (str(query.tolist()),))
+        assert cur.fetchone()[0] < 5
+    session.close()

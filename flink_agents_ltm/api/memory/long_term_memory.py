@@ -64,7 +64,7 @@ from flink_agents_ltm.api.memory.validation import (
     refuse_scope_fields,
 )
 from flink_agents_ltm.api.memory.write_position import current_write_position
-from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.api.redaction import chainable, redact_text
 
 __all__ = [
     "BaseLongTermMemory",
@@ -418,7 +418,8 @@ class BaseLongTermMemory(ABC):
         observation. Returns how many items were erased."""
         key = self._check_key(None if partition_key is None else str(partition_key),
                               "erase_key", None)
-        erased = self._erase_key(self._job_id, key)
+        erased: int = _store_call(f"erase_key of key '{key}'",
+                                  lambda: self._erase_key(self._job_id, key))
         log.info("erased key '%s' of job '%s' from long-term memory (%d items)", key,
                  self._job_id, erased)
         return erased
@@ -480,14 +481,8 @@ class BaseLongTermMemory(ABC):
     def _call(self, operation: str, scope: MemoryScope, core: Callable[[], Any]) -> Any:
         """Run a core call; a store failure becomes a :class:`LongTermMemoryError` naming
         the operation, set and key, with secrets masked."""
-        try:
-            return core()
-        except LongTermMemoryError:
-            raise
-        except Exception as error:
-            raise LongTermMemoryError(
-                f"{operation} on memory set '{scope.set_name}' of key '{scope.partition_key}' "
-                f"failed: {type(error).__name__}: {redact_text(str(error))}") from error
+        return _store_call(
+            f"{operation} on memory set '{scope.set_name}' of key '{scope.partition_key}'", core)
 
     def _observe(self, scope: MemoryScope, op: MemoryOp, ids: Sequence[str],
                  query: str | None = None) -> None:
@@ -496,6 +491,19 @@ class BaseLongTermMemory(ABC):
         self._observations.record(MemoryObservation(
             op=op, set=scope.set_name, ids=tuple(ids), query=query, key=scope.partition_key,
             observation_id=scope.observation_id))
+
+
+def _store_call(what: str, core: Callable[[], Any]) -> Any:
+    """Run ``core``; a store failure becomes a :class:`LongTermMemoryError` saying ``what``
+    failed, with secrets masked (the failure is chained only if its text holds none)."""
+    try:
+        return core()
+    except LongTermMemoryError:
+        raise
+    except Exception as error:  # noqa: BLE001 - raised again as LongTermMemoryError
+        raise LongTermMemoryError(
+            f"{what} failed: {type(error).__name__}: {redact_text(str(error))}"
+        ) from chainable(error)
 
 
 def _caller_filter(filters: Any) -> MetadataFilter | None:

@@ -12,7 +12,8 @@ With ``infer=True`` (a chat model configured) Mem0's LLM decides what to store
 and gives the rows random ids: those writes are not replay-stable.
 
 Threading: any thread. The vector store is serialized where it is not
-thread-safe (:mod:`.serialized_store`); embedding runs outside that lock.
+thread-safe (:mod:`.serialized_store`); embedding runs outside that lock, except
+for the later chunks of a large add on pgvector (:mod:`.row_writes`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     NewItem,
 )
 from flink_agents_ltm.api.memory.validation import check_name
-from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.api.redaction import chainable, redact_text
 from flink_agents_ltm.integrations.mem0.embedding_ahead import embedded_chunks
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
 from flink_agents_ltm.integrations.mem0.row_writes import (
@@ -184,12 +185,12 @@ class Mem0LongTermMemory(BaseLongTermMemory):
             raise LongTermMemoryError(
                 f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "
                 f"({redact_text(str(error))}); {error.removed} rows this call had written were "
-                "removed again, so none of its items is stored") from error
-        except Exception as error:
+                "removed again, so none of its items is stored") from chainable(error)
+        except Exception as error:  # noqa: BLE001 - raised again, masked
             raise LongTermMemoryError(
                 f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "
                 f"({type(error).__name__}: {redact_text(str(error))}); none of its "
-                f"{len(items)} items is stored") from error
+                f"{len(items)} items is stored") from chainable(error)
         return ids
 
     def _add_inferred(self, scope: MemoryScope, where: Mem0Scope,
@@ -204,13 +205,13 @@ class Mem0LongTermMemory(BaseLongTermMemory):
                     agent_id=where.agent_id, run_id=where.run_id, metadata=dict(item.metadata),
                     infer=True)
                 added.extend(r["id"] for r in result["results"] if r.get("event", "ADD") == "ADD")
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - raised again, masked
             undone = self._remove(added)
             raise LongTermMemoryError(
                 f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "
                 f"({type(error).__name__}: {redact_text(str(error))}); {undone} of the "
                 f"{len(added)} items this call had already stored were removed again"
-            ) from error
+            ) from chainable(error)
         return added
 
     def _get(self, scope: MemoryScope, ids: Sequence[str] | None,

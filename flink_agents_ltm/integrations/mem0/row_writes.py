@@ -18,7 +18,9 @@ replay-stable ids, so that writing an id again rewrites its row:
 Vectors come in chunks (:mod:`.embedding_ahead`): pgvector writes each chunk as
 it arrives, one statement per chunk in one transaction, so that the encoder and
 the server work at the same time; every other store gets the whole batch in one
-call, as before.
+call, as before. The first chunk is embedded before the store's lock is taken, the
+others while the write holds it (its transaction keeps a connection of the pool the
+lock guards), so other threads' calls into the store wait for the whole add.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ than one lock (16 threads on 32 keys: 53 s with 5 permits, 17 s with 2, 8 s
 with one lock; round trips take ~1 ms, and threads holding a connection wait for
 the GIL), so pgvector gets the lock too; processes still share the server in
 parallel. Wrapping the store (not the whole Mem0 call) keeps embedding, the
-expensive part, outside the lock.
+expensive part, outside the lock (all but the later chunks of a large pgvector add:
+see :mod:`.row_writes`).
 """
 
 from __future__ import annotations
