@@ -134,6 +134,13 @@ class AgentOperator(KeyedProcessFunction):
             ctx.get_current_key(), value, ctx.timer_service()))
 
     def on_timer(self, timestamp, ctx):
+        if self._engine is None:
+            # Thread mode: PyFlink closes the Python function at the end of input, after the
+            # final watermark's drain, and Flink still runs the processing-time timers that
+            # were due then (poll timers of runs that drain finished): nothing is left to do.
+            log.debug("agent %s: timer at %d after close ignored", type(self._agent).__name__,
+                      timestamp)
+            return
         event_time = ctx.time_domain() == TimeDomain.EVENT_TIME
         yield from self._callback(lambda engine: engine.on_timer(
             ctx.get_current_key(), timestamp, event_time, ctx.timer_service()))

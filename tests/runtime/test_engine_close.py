@@ -60,3 +60,15 @@ def test_close_releases_the_memory_once_every_call_returned(tmp_path):
     assert harness.outputs == [("k", 0)]
     assert harness.close() == []
     assert closes == ["closed"]
+
+
+def test_a_timer_flink_runs_after_the_end_of_input_closed_the_operator_does_nothing():
+    """Thread mode: PyFlink closes the Python function at the end of input, and Flink then
+    still runs the processing-time timers that were due (seen after a failover on the
+    standalone cluster: the job failed with 'the operator is not open')."""
+    from flink_agents_ltm.runtime.agent_operator import AgentOperator
+
+    operator = AgentOperator(NoteTaker(), {})
+    operator.close()
+    untouched = object()  # the timer's context: a closed operator must not use it
+    assert list(operator.on_timer(1_000, untouched)) == []
