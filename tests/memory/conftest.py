@@ -8,6 +8,7 @@ the default (MiniLM, on-disk store) build it with ``from_config``.
 records its name: how tests prove that a refused operation never reached Mem0.
 """
 
+import threading
 import uuid
 
 import pytest
@@ -68,3 +69,21 @@ def rows_of(memory, key, set_name="notes", job="test-job"):
 def unwrapped(memory):
     """The Mem0 memory's own vector store, under a lock wrapper if it has one."""
     return getattr(memory.vector_store, "inner", memory.vector_store)
+
+
+def run_on_worker(fn):
+    """Run ``fn`` on another thread (like durable_execute_async) and return or raise its result."""
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = fn()
+        except BaseException as error:  # noqa: BLE001 - re-raised on the caller's thread
+            outcome["error"] = error
+
+    worker = threading.Thread(target=target, name="durable-worker")
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

@@ -2,30 +2,10 @@
 a key of real Mem0 (hashing embedder, the embedded default and in-memory Qdrant)
 built on the test's thread, which is the memory's mailbox thread."""
 
-import threading
-
 import pytest
 
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadError
-from tests.memory.conftest import rows_of
-
-
-def on_another_thread(call):
-    """``call()`` run on a new thread: its result, or the error it raised."""
-    outcome = {}
-
-    def run():
-        try:
-            outcome["result"] = call()
-        except BaseException as error:  # noqa: BLE001 - handed back to the test's thread
-            outcome["error"] = error
-
-    worker = threading.Thread(target=run, name="worker")
-    worker.start()
-    worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["result"]
+from tests.memory.conftest import rows_of, run_on_worker
 
 
 def test_erase_key_on_another_thread_removes_every_set_of_the_key_and_spares_other_keys(
@@ -37,10 +17,10 @@ def test_erase_key_on_another_thread_removes_every_set_of_the_key_and_spares_oth
         ltm.switch_context(key, f"obs-{key}", False)
         ltm.get_memory_set(set_name).add(values)
 
-    assert on_another_thread(lambda: ltm.erase_key("customer-7")) == 3
+    assert run_on_worker(lambda: ltm.erase_key("customer-7")) == 3
 
     assert rows_of(mem0_memory, "customer-7", "profile") == []
     assert rows_of(mem0_memory, "customer-7", "orders") == []
     assert rows_of(mem0_memory, "customer-8", "profile") == ["likes espresso"]
     with pytest.raises(MailboxThreadError):  # what the mailbox thread alone may do
-        on_another_thread(lambda: ltm.get_memory_set("profile"))
+        run_on_worker(lambda: ltm.get_memory_set("profile"))

@@ -2,30 +2,11 @@
 
 import json
 import pickle
-import threading
 
 import pytest
 
 from flink_agents_ltm.api.memory import MailboxThreadError, MemoryOp, MemorySet
-from tests.memory.conftest import rows_of
-
-
-def run_on_worker(fn):
-    """Run ``fn`` on another thread (like durable_execute_async) and return or raise its result."""
-    outcome = {}
-
-    def target():
-        try:
-            outcome["value"] = fn()
-        except BaseException as error:  # noqa: BLE001 - re-raised on the caller's thread
-            outcome["error"] = error
-
-    worker = threading.Thread(target=target, name="durable-worker")
-    worker.start()
-    worker.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
+from tests.memory.conftest import rows_of, run_on_worker
 
 
 def test_memory_set_stays_on_its_own_key_after_the_owner_switches(ltm, mem0_memory):
