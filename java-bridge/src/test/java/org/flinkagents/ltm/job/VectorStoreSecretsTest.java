@@ -44,7 +44,9 @@ class VectorStoreSecretsTest {
 
     @BeforeAll
     static void startPgvector() throws Exception {
-        server = TestLtm.home().resolve(TestLtm.unique("pgvector")).toAbsolutePath();
+        // Beside the LTM home, not in it: the home is private (0700) and the server runs as
+        // another user ('postgres') when the tests run as root.
+        server = TestLtm.home().toAbsolutePath().getParent().resolve(TestLtm.unique("pgvector"));
         int port;
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
