@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from psycopg2.extensions import make_dsn, parse_dsn
+from flink_agents_ltm.integrations.extras import require_extra
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -55,6 +55,15 @@ _QUERY_CANCELED = "57014"
 def without_timeouts(config: Mapping[str, Any]) -> dict[str, Any]:
     """``config`` without our timeout keys, which Mem0's pgvector config does not know."""
     return {key: value for key, value in config.items() if key not in TIMEOUT_KEYS}
+
+
+def _dsn_functions() -> tuple[Any, Any]:
+    """libpq's own quoting, from the driver of the ``pgvector`` extra: imported here, where a
+    pgvector store is configured, so that a job on another store needs no PostgreSQL driver."""
+    require_extra("pgvector", "the pgvector vector store", ("psycopg2",))
+    from psycopg2.extensions import make_dsn, parse_dsn
+
+    return make_dsn, parse_dsn
 
 
 class PgvectorTimeoutError(TimeoutError):
@@ -89,6 +98,7 @@ class PgvectorConnection:
             raise ValueError("the pgvector config's 'connection_string' must be a str, got "
                              f"{type(given).__name__}")
         settings = {key: config[key] for key in _CONNECTION_KEYS if config.get(key) is not None}
+        make_dsn, parse_dsn = _dsn_functions()
         try:
             base = parse_dsn(given) if given else {}
         except Exception:  # noqa: BLE001 - its text holds the password: name the key only
