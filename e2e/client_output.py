@@ -57,7 +57,9 @@ class ClientOutput:
 SUBMITTED = re.compile(r"Job has been submitted with JobID ([0-9a-f]{32})")
 # "pkg.SomeError: message", "Caused by: org.x.SomeException: message", "SomeError" alone
 ERROR_LINE = re.compile(r"^(Caused by: )?[\w.$]*(Error|Exception|Exit)\b(:.*)?$")
-FRAME = re.compile(r"^(at |File \"|\.\.\. \d+ more|\^+$|~+$)")
+# stack frames and the words between tracebacks
+FRAME = re.compile(r"^(at |File \"|\.\.\. \d+ more|\^+$|~+$|Traceback \(most recent call last\)"
+                   r"|The above exception was|During handling of the above exception)")
 
 
 def _clip(line: str, width: int = 240) -> str:
@@ -73,10 +75,14 @@ def summary(stdout: str, stderr: str = "", *, returncode: int | None = None,
     lines = [line.strip() for line in (stdout + stderr).splitlines()]
     found: list[str] = []
     for line in lines:
-        if ERROR_LINE.match(line):
+        if ERROR_LINE.match(line):  # the same error again, "Caused by:" or not, moves last
+            line = line.removeprefix("Caused by: ")
             found = [seen for seen in found if seen != line] + [line]
-    tail = [line for line in lines if line and not FRAME.match(line)][-last:]
-    job_ids = SUBMITTED.findall(stdout + stderr)
+    told = [line for i, line in enumerate(lines)  # a Python frame's source line is a frame too
+            if line and not FRAME.match(line) and not (i and lines[i - 1].startswith('File "'))]
+    tail = [line for line in told if line.removeprefix("Caused by: ") not in found[-errors:]
+            ][-last:]
+    job_ids = submitted_job_ids(stdout + stderr)
     head = f"client exited {returncode}" if returncode is not None else "client output"
     head += f", job {', '.join(job_ids)}" if job_ids else ", no job submitted"
     head += f", {len(lines)} lines"
