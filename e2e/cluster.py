@@ -101,8 +101,14 @@ class Cluster:
         """``flink run`` against this cluster, once it has the job's slots free; returns
         the finished client process."""
         self.require_free_slots(slots_needed(flink_run_args) if slots is None else slots)
-        return subprocess.run(self.command(*flink_run_args), capture_output=True, text=True,
-                              timeout=timeout)
+        try:
+            return subprocess.run(self.command(*flink_run_args), capture_output=True,
+                                  text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as expired:  # its output as bytes, all of it
+            out, err = (text.decode(errors="replace") if isinstance(text, bytes) else text or ""
+                        for text in (expired.stdout, expired.stderr))
+            raise AssertionError(f"the client did not end within {timeout:.0f} s (killed): "
+                                 + self.summary(out, err)) from None
 
     def popen(self, command: Sequence[str], slots: int | None = None, **popen_args
               ) -> subprocess.Popen:
