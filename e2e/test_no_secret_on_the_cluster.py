@@ -38,11 +38,10 @@ def test_a_wrong_password_in_a_store_file_reaches_no_command_line_and_no_cluster
     store_file = tmp_path / "store.json"
     store_file.touch(mode=0o600)
     store_file.write_text(json.dumps(store))
-    client = subprocess.Popen(
-        [str(ROOT / "scripts" / "flink-cluster"), "run", "--dir", str(cluster.folder),
-         "-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", "e2e-secret", "--keys", "2",
-         "--notes", "1", "--mode", "process", "--parallelism", "1",
-         "--vector-store-file", str(store_file), "--base-dir", str(scratch)],
+    client = cluster.popen(
+        cluster.command("-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", "e2e-secret", "--keys", "2",
+                        "--notes", "1", "--mode", "process", "--parallelism", "1",
+                        "--vector-store-file", str(store_file), "--base-dir", str(scratch)),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env={**os.environ, "LTM_TEST_STORE": environment_marker,
              "LTM_TEST_PASSWORD": masked_marker})
@@ -62,7 +61,7 @@ def test_a_wrong_password_in_a_store_file_reaches_no_command_line_and_no_cluster
     assert "password authentication failed" in output
     assert marker not in output
     assert any("--vector-store-file" in line for line in command_lines), (  # ps saw the client
-        len(command_lines), output[-2000:])
+        len(command_lines), cluster.summary(output, returncode=client.returncode))
     assert not [line for line in command_lines if marker in line]
     logs = cluster.folder / "log"
     assert files_mentioning(logs, "password authentication failed")  # the failure is logged

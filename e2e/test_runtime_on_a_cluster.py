@@ -12,6 +12,7 @@ import time
 import urllib.request
 import uuid
 from collections import Counter, defaultdict
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import pytest
@@ -32,10 +33,9 @@ def store_of(cluster, name):
     return store
 
 
-def job_args(cluster, scratch, store, job_id, mode, events, rate=400):
-    """The counting job's command line; ``store`` ``None`` for the embedded store."""
-    args = [str(ROOT / "scripts" / "flink-cluster"), "run", "--dir", str(cluster.folder),
-            "-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", job_id, "--mode", mode,
+def job_args(scratch, store, job_id, mode, events, rate=400):
+    """The counting job's ``flink run`` arguments; ``store`` ``None`` for the embedded store."""
+    args = ["-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", job_id, "--mode", mode,
             "--events", str(events), "--keys", str(KEYS), "--rate", str(rate),
             "--base-dir", str(scratch)]
     if store is not None:
@@ -88,9 +88,9 @@ def test_a_throttled_bounded_stream_gives_each_input_one_output_and_exact_counte
     """The shape of issue 7's lost inputs: python.fn-execution.bundle.size 1, checkpoints
     every second, a throttled source, one pgvector row per input."""
     store = store_of(cluster, f"matrix_{mode}")
-    client = subprocess.run(job_args(cluster, scratch, store, f"matrix-{mode}", mode, events),
-                            capture_output=True, text=True, timeout=900)
-    assert client.returncode == 0, client.stdout[-3000:] + client.stderr[-3000:]
+    client = cluster.run(*job_args(scratch, store, f"matrix-{mode}", mode, events),
+                         timeout=900)
+    assert client.returncode == 0, cluster.summary_of(client)
     assert client.stdout.rstrip().endswith("DONE")
     results = results_of(client.stdout)
     check_exactly_one_output_per_input_and_exact_counters(results, events)
@@ -173,41 +173,45 @@ def failover(cluster, request):
     # Thread mode runs the whole input in seconds: at 400 events/s a loaded machine delivered
     # the 200th result (results come with checkpoints) after the job had finished.
     rate = 400 if mode == "process" else 150
-    client = subprocess.Popen(job_args(cluster, scratch, store, job_id, mode, events, rate),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    output = ClientOutput(client)
-    victim = None
-    try:
-        # mid-run: results arrive with the checkpoints
-        assert output.wait_for_results(200, timeout=600), (
-            "the job ended before the TaskManager could be killed")
-        victim = a_taskmanager_running_the_agent(cluster)
-        run_script("flink-cluster", "kill-taskmanager", "--dir", str(cluster.folder),
-                   str(victim["id"]))
+    # a module fixture, set up before the test's own cancelling: it cancels its job itself
+    with ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, scratch, ignore_errors=True)  # after the job stopped
+        cleanup.enter_context(cluster.cancelling_new_jobs())
+        client = cluster.popen(
+            cluster.command(*job_args(scratch, store, job_id, mode, events, rate)),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        output = ClientOutput(client)
+        victim = None
+        try:
+            # mid-run: results arrive with the checkpoints
+            assert output.wait_for_results(200, timeout=600), (
+                "the job ended before the TaskManager could be killed")
+            victim = a_taskmanager_running_the_agent(cluster)
+            run_script("flink-cluster", "kill-taskmanager", "--dir", str(cluster.folder),
+                       str(victim["id"]))
 
-        writers = victim["workers"] if mode == "process" else [victim["pid"]]
-        assert writers, f"no Python worker found for the victim {victim}"
-        deadline = time.monotonic() + 30
-        while any(alive(pid) for pid in writers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        survivors = {pid: describe(pid) for pid in writers if alive(pid)}
-        assert not survivors, f"the killed TaskManager's Python workers go on: {survivors}"
-        workers_gone_at = time.time()
-        written_by_the_dead = {item_id: row["written_at"]
-                               for item_id, row in stored_rows().items()
-                               if row["pid"] in writers}
+            writers = victim["workers"] if mode == "process" else [victim["pid"]]
+            assert writers, f"no Python worker found for the victim {victim}"
+            deadline = time.monotonic() + 30
+            while any(alive(pid) for pid in writers) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            survivors = {pid: describe(pid) for pid in writers if alive(pid)}
+            assert not survivors, f"the killed TaskManager's Python workers go on: {survivors}"
+            workers_gone_at = time.time()
+            written_by_the_dead = {item_id: row["written_at"]
+                                   for item_id, row in stored_rows().items()
+                                   if row["pid"] in writers}
 
-        out, err = output.finish(timeout=900)
-        rows = stored_rows()
-    finally:
-        if client.poll() is None:
-            client.send_signal(signal.SIGTERM)
-            client.wait(timeout=60)
-        if victim is not None:
-            run_script("flink-cluster", "restart-taskmanager", "--dir", str(cluster.folder),
-                       str(victim["id"]), timeout=240)
-        shutil.rmtree(scratch, ignore_errors=True)
-    assert client.returncode == 0, out[-3000:] + err[-3000:]
+            out, err = output.finish(timeout=900)
+            rows = stored_rows()
+        finally:
+            if client.poll() is None:
+                client.send_signal(signal.SIGTERM)
+                client.wait(timeout=60)
+            if victim is not None:
+                run_script("flink-cluster", "restart-taskmanager", "--dir", str(cluster.folder),
+                           str(victim["id"]), timeout=240)
+    assert client.returncode == 0, cluster.summary(out, err, client.returncode)
     return Failover(events, results_of(out), rows, writers, written_by_the_dead,
                     workers_gone_at)
 

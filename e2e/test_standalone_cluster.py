@@ -37,7 +37,7 @@ def test_two_python_workers_share_pgvector_and_every_key_reads_only_its_own_note
                          "--keys", str(KEYS), "--notes", str(NOTES), "--mode", "process",
                          "--parallelism", "2", "--vector-store-file", str(store_file),
                          "--base-dir", str(scratch))
-    assert client.returncode == 0, client.stdout[-3000:] + client.stderr[-3000:]
+    assert client.returncode == 0, cluster.summary_of(client)
     assert "EmbeddedStoreInUseError" not in client.stdout + client.stderr
     results = results_of(client)
     assert len(results) == KEYS * NOTES
@@ -64,7 +64,7 @@ def test_two_python_workers_share_the_embedded_store_and_every_key_reads_only_it
                          "--keys", str(KEYS), "--notes", str(NOTES), "--mode", "process",
                          "--parallelism", "2", "--base-dir", str(scratch),
                          "--rendezvous", str(rendezvous))
-    assert client.returncode == 0, client.stdout[-3000:] + client.stderr[-3000:]
+    assert client.returncode == 0, cluster.summary_of(client)
     results = results_of(client)
     assert len(results) == KEYS * NOTES
     assert len({r["pid"] for r in results}) == 2  # two Python worker processes, one file
@@ -108,7 +108,7 @@ def run_java_job(cluster, scratch: Path, keys: list[str], *args: str) -> list[di
                          "--python", str(ROOT / ".venv" / "bin" / "python"),
                          "--pythonpath", f"{SITE_PACKAGES}:{ROOT}",
                          "--input", str(notes), "--parallelism", "2", *args)
-    assert client.returncode == 0, client.stdout[-3000:] + client.stderr[-3000:]
+    assert client.returncode == 0, cluster.summary_of(client)
     lines = []
     for line in client.stdout.splitlines():
         fields = line.split("\t")

@@ -1,5 +1,5 @@
 """Shared test setup: an isolated home for Mem0, set before anything imports it,
-removed when the session ends."""
+removed when the session ends; the session's servers (tests/session_servers.py)."""
 
 import atexit
 import os
@@ -14,14 +14,10 @@ os.environ.setdefault("MEM0_DIR", os.path.join(_home, "mem0"))
 atexit.register(shutil.rmtree, _home, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def pgvector_session():
-    """One pgvector server per session (scripts/pgvector-server), started on first use:
-    ``(vector_store, folder, seconds_to_start)``."""
-    from tests.pgvector.server import pgvector_server
+def pytest_configure(config):
+    from tests.session_servers import register
 
-    with pgvector_server() as server:
-        yield server
+    register(config)  # pgvector_session: one server for tests/ and e2e/
 
 
 @pytest.fixture

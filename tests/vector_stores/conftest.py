@@ -16,7 +16,6 @@ import pytest
 from flink_agents_ltm.api.resources import MissingResourceError, ResourceType
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
-from tests.pgvector.server import pgvector_server
 
 PROVIDERS = ["qdrant", "pgvector", "faiss"]
 
@@ -35,12 +34,6 @@ def lookup(**resources):
 @pytest.fixture(scope="session")
 def hashing():
     return HashingEmbedding()
-
-
-@pytest.fixture(scope="session")
-def pgvector_session():
-    with pgvector_server() as server:
-        yield server
 
 
 def _admin(server_config):
