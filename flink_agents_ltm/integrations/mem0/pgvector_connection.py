@@ -168,24 +168,28 @@ class PgvectorConnection:
         handling: Mem0 rolls back on a closed connection, and that raises ``InterfaceError:
         connection already closed`` over the real cause) says the server dropped or refused
         the connection; else ``None``."""
+        found: list[tuple[str, str, bool]] = []  # (why, driver text, said by the server)
         seen: set[int] = set()
         current: BaseException | None = error
         while current is not None and id(current) not in seen:
             seen.add(id(current))
             if type(current).__name__ in ("OperationalError", "InterfaceError"):
                 code = getattr(current, "pgcode", None) or getattr(current, "sqlstate", None)
-                text = str(current).strip()
+                text = " ".join(str(current).split())
                 why = _SERVER_GONE_CODES.get(code or "") or next(
                     (why for words, why in _SERVER_GONE_TEXT.items() if words in text.lower()),
                     None)
                 if why is not None:
-                    said = redact_text(" ".join(text.split()))[:200]
-                    return PgvectorUnavailableError(
-                        f"the pgvector store at {self.target} is restarting or recovering, or "
-                        f"stopped: {why} ({said}); this operation failed, the next one "
-                        "connects again")
+                    found.append((why, text, type(current).__name__ == "OperationalError"))
             current = current.__cause__ or current.__context__
-        return None
+        if not found:
+            return None
+        # The driver's own "connection already closed" hides what the server said.
+        why, text, _ = next((entry for entry in found if entry[2]), found[0])
+        return PgvectorUnavailableError(
+            f"the pgvector store at {self.target} is restarting or recovering, or stopped: "
+            f"{why} ({redact_text(text)[:200]}); this operation failed, the next one "
+            "connects again")
 
     def connect_timeout(self) -> PgvectorTimeoutError:
         return PgvectorTimeoutError(
