@@ -176,11 +176,12 @@ def check_pgvector(config: Mapping[str, Any], *, dims: int = 384,
     try:
         with conn.cursor() as cur:
             cur.execute("SHOW server_version")
-            server_version = cur.fetchone()[0]
-            for step, sql in steps(dims, rows):
+            server_version = _one(cur)
+            for name, sql in steps(dims, rows):
+                step = name  # named in the error if this one fails
                 cur.execute(sql)
             cur.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
-            extension = cur.fetchone()[0]
+            extension = _one(cur)
         conn.rollback()
     except psycopg2.Error as error:
         if conn.closed:
@@ -195,3 +196,8 @@ def check_pgvector(config: Mapping[str, Any], *, dims: int = 384,
     return (f"pgvector {extension} on PostgreSQL {server_version} at {connection.target}: "
             f"HNSW build of {rows} {dims}-dim rows, an insert into it and ordered <=> queries "
             f"(scope index, HNSW) passed in {time.monotonic() - began:.1f} s")
+
+
+def _one(cursor: Any) -> Any:
+    row = cursor.fetchone()
+    return None if row is None else row[0]

