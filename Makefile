@@ -89,7 +89,7 @@ clean:  ## remove the venv and caches
 
 .PHONY: cluster-up cluster-down test-e2e
 
-cluster-up: $(STAMP)  ## start pgvector and a standalone Flink cluster on 127.0.0.1 (state in .work/)
+cluster-up: $(STAMP)  ## start pgvector (self-checked; password only in its 0600 settings file) and a standalone Flink cluster on 127.0.0.1 (state in .work/)
 	scripts/pgvector-server start
 	scripts/flink-cluster start
 

