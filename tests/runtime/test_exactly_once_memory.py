@@ -48,16 +48,18 @@ def recovered_run(flink_env, tmp_path_factory):
     results = list(out.execute_and_collect())
     with open(os.path.join(work_dir, "calls.log")) as log:
         calls = collections.Counter(tuple(map(int, line.split())) for line in log)
+    with open(os.path.join(work_dir, "last-input.log")) as log:
+        last_input = log.read().split("\n")[:-1]
     memory, release = acquire_memory(StoreSpec(JOB, embedder="hashing", base_dir=work_dir))
     try:
         rows = memory.get_all(filters={"user_id": JOB}, top_k=10 * INPUTS)["results"]
     finally:
         release()
-    return work_dir, results, calls, rows
+    return work_dir, results, calls, rows, last_input
 
 
 def test_the_job_failed_once_and_replayed_calls_that_had_added_items(recovered_run):
-    work_dir, results, calls, _ = recovered_run
+    work_dir, results, calls, *_ = recovered_run
     assert os.path.exists(os.path.join(work_dir, "failed-once"))
     assert len(results) == INPUTS
     assert set(calls) == {(key_of(n), n) for n in range(INPUTS)}
@@ -65,7 +67,7 @@ def test_the_job_failed_once_and_replayed_calls_that_had_added_items(recovered_r
 
 
 def test_the_store_holds_exactly_one_row_per_input_after_recovery(recovered_run):
-    _, results, _, rows = recovered_run
+    _, results, _, rows, _ = recovered_run
     per_input = collections.Counter(row["memory"] for row in rows)
     assert [text for text, count in per_input.items() if count > 1] == []
     assert sorted(per_input) == sorted(f"{key_of(n)} event {n}" for n in range(INPUTS))
@@ -75,7 +77,8 @@ def test_the_store_holds_exactly_one_row_per_input_after_recovery(recovered_run)
 
 def test_the_input_after_the_recovery_did_not_overwrite_the_replayed_first_input(
         recovered_run):
-    _, results, _, rows = recovered_run
+    _, results, _, rows, last_input = recovered_run
+    assert last_input[-1] == "let through"  # after the failure (and dropped before, if seen)
     lone = sorted((n, count, item_id) for key, n, count, item_id in results if key == KEYS)
     assert [(n, count) for n, count, _ in lone] == [(LONE_INPUTS[0], 1), (LONE_INPUTS[1], 2)]
     assert lone[0][2] != lone[1][2]
@@ -84,5 +87,5 @@ def test_the_input_after_the_recovery_did_not_overwrite_the_replayed_first_input
 
 
 def test_each_row_is_on_its_inputs_key(recovered_run):
-    _, _, _, rows = recovered_run
+    rows = recovered_run[3]
     assert all(row["memory"].startswith(f"{row['agent_id']} event ") for row in rows)
