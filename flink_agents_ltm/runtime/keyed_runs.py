@@ -48,6 +48,13 @@ record and busy record are removed and its drain and poll timers deleted. Its
 input counter (``next_seq``) is removed too, unless one of its actions stored a
 long-term-memory item: the counter is part of every replay-stable item id
 (observation id ``key#seq#step``), so such a key keeps it for good (one LONG).
+Whether a key stored items must survive a restore: the end of a step counts only
+the items minted in this process, and a replayed recorded call mints none. So
+each recorded durable result says whether its step had stored items by then
+(:class:`~flink_agents_ltm.runtime.run_record.RecordedCall`), a key sets its
+busy record's ``keeps_counter`` as soon as such a result is recorded, and a
+restore reads it off the run record too; without that, the key's next input
+would run as ``key#0#...`` again and overwrite the replayed input's rows.
 A key whose input finishes within the callback that received it writes no
 engine state at all.
 """
@@ -276,9 +283,13 @@ class KeyedRunEngine:
                      len(record.calls))
         run = self._new_run(busy.head, self._states.pending.get(busy.head), record)
         run.stored = stored_record
-        work = _KeyWork(key, run, next_seq=next_seq, keeps_counter=busy.keeps_counter,
+        # The replay answers recorded calls without running them, so their writes are not
+        # counted again in this process: the record says whether they stored items.
+        keeps_counter = busy.keeps_counter or (stored_record and record.calls_stored_items)
+        work = _KeyWork(key, run, next_seq=next_seq, keeps_counter=keeps_counter,
                         stored=True, drain_rounds=busy.drain_rounds,
-                        waiting=next_seq - busy.head - 1)
+                        waiting=next_seq - busy.head - 1,
+                        busy_dirty=keeps_counter != busy.keeps_counter)
         self._stats.inputs_waiting += work.waiting
         self._works[key] = work
         return work
@@ -435,7 +446,9 @@ class KeyedRunEngine:
 
     def _new_execution(self, work: _KeyWork, event: Event, action: Action) -> ActionExecution:
         run = work.run
-        step = Step(run.record.calls, self._count_replay)
+        observation_id = f"{work.key}#{run.seq}#{run.step_index}"
+        step = Step(run.record.calls, self._count_replay,
+                    lambda: self._memory.stored_items(observation_id))
         sensory = KeyedMemoryStore(_SensoryLayer(run.record), self._check, "sensory memory")
         short_term = KeyedMemoryStore(_ShortTermLayer(self._states.short_term, run.record),
                                       self._check, "short-term memory")
@@ -444,7 +457,7 @@ class KeyedRunEngine:
             short_term=short_term, long_term=self._memory.get, resources=self._resources,
             mailbox_check=self._check, listened=self._listened, on_record=self._on_record,
             awaitable=action.is_async)
-        return ActionExecution(action, event, ctx, step, f"{work.key}#{run.seq}#{run.step_index}",
+        return ActionExecution(action, event, ctx, step, observation_id,
                                isinstance(event, MemoryEvent), sensory, short_term)
 
     def _complete_step(self, work: _KeyWork) -> None:
@@ -530,9 +543,17 @@ class KeyedRunEngine:
         self._memory.enter(execution.ctx.key, execution.observation_id, execution.suppressed)
 
     def _on_record(self) -> None:
-        """A durable result was recorded: into keyed state with the run's progress."""
-        if self._current is not None and self._settings.retain:
-            self._current.record_dirty = True
+        """A durable result was recorded: into keyed state with the run's progress; if
+        the step had stored items by then, the key keeps its input counter (the replay
+        of a recorded call does not store them again, so no later count would say so)."""
+        work = self._current
+        if work is None:
+            return
+        execution = work.run.execution
+        if execution is not None and execution.step.recorded_calls[-1].may_have_stored_items:
+            self._keep_counter(work)
+        if self._settings.retain:
+            work.record_dirty = True
 
     def _count_replay(self) -> None:
         self._stats.durable_calls_replayed += 1

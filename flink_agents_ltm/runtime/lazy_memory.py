@@ -5,7 +5,9 @@ touches ``ctx.long_term_memory`` never builds it. Whatever builds it (the
 default Mem0 memory, or ``agents.long-term-memory.factory``) must implement
 :class:`~flink_agents_ltm.runtime.memory.action_memory.ActionMemory`; the
 operator calls it on the mailbox thread only: ``switch_context`` before each
-action starts and each time it resumes, ``end_action`` when a step ends.
+action starts and each time it resumes, ``end_action`` when a step ends, and
+``items_added`` (optional; ``BaseLongTermMemory`` has it) when a durable result
+is recorded.
 """
 
 from __future__ import annotations
@@ -59,6 +61,15 @@ class LazyActionMemory:
         if self._memory is None:
             return _NOTHING
         return self._memory.end_action(observation_id, completed)
+
+    def stored_items(self, observation_id: str) -> bool:
+        """Whether the action with this observation id stored items so far (before it
+        ends). A memory that cannot say (no ``items_added``) is taken to have stored
+        some: the key then keeps its input counter, which is always safe."""
+        if self._memory is None:
+            return False
+        added = getattr(self._memory, "items_added", None)
+        return True if added is None else added(observation_id) > 0
 
     def close(self) -> None:
         if self._memory is not None:

@@ -22,7 +22,10 @@ class BusyKey:
     ``drain_rounds``: event-time timers ``DRAIN_BASE + 0 .. drain_rounds - 1`` are
     registered for the key; they fire only with the final watermark of a bounded
     input and are deleted when the key's work ends. ``keeps_counter``: an action of
-    the key stored a long-term-memory item, so its input counter stays in state.
+    the key stored a long-term-memory item, so its input counter stays in state. It is
+    set when a step that stored items ends and when a durable result is recorded after
+    a write; a restore also reads it off the run record's calls
+    (:attr:`RecordedCall.stored_items`), which a replay does not run again.
     """
 
     head: int
@@ -32,8 +35,22 @@ class BusyKey:
 
 @dataclass
 class RecordedCall:
+    """A durable result, and whether the step had stored long-term-memory items by the
+    time it was recorded.
+
+    A replay returns ``result`` without running the call, so the call's writes are
+    not minted again in the new process: ``stored_items`` is what tells the key after
+    a restore that it stored items and must keep its input counter. ``None``: recorded
+    by a version that did not say; read as ``True`` (keeping a counter is always safe).
+    """
+
     name: str
     result: Any
+    stored_items: bool | None = None  # a class default: records pickled without it load
+
+    @property
+    def may_have_stored_items(self) -> bool:
+        return self.stored_items is not False
 
 
 @dataclass
@@ -57,3 +74,8 @@ class RunRecord:
     @property
     def has_progress(self) -> bool:
         return bool(self.steps or self.calls)
+
+    @property
+    def calls_stored_items(self) -> bool:
+        """A recorded call of the current step stored (or may have stored) items."""
+        return any(call.may_have_stored_items for call in self.calls)

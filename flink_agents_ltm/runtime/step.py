@@ -25,10 +25,12 @@ _DIVERGED = ("After a restore an action must make the same durable calls in the 
 
 class Step:
     def __init__(self, recorded_calls: list[RecordedCall],
-                 on_replay: Callable[[], None] | None = None):
+                 on_replay: Callable[[], None] | None = None,
+                 stored_items: Callable[[], bool] | None = None):
         self.recorded_calls = recorded_calls  # shared with the run's record
         self.next_call = 0
         self._on_replay = on_replay  # told of each recorded result returned instead of a call
+        self._stored_items = stored_items  # has the step stored long-term-memory items yet?
         self.sent: list[Event] = []
         self.outputs: list[Any] = []
 
@@ -52,9 +54,14 @@ class Step:
             self._on_replay()
         return True, recorded.result
 
-    def record(self, name: str, result: Any) -> None:
-        self.recorded_calls.append(RecordedCall(name, result))
+    def record(self, name: str, result: Any) -> RecordedCall:
+        """Record a call's result, with whether the step has stored items by now (the
+        call's own writes included: a replay will not run it to write them again)."""
+        stored = self._stored_items() if self._stored_items is not None else False
+        recorded = RecordedCall(name, result, stored)
+        self.recorded_calls.append(recorded)
         self.next_call += 1
+        return recorded
 
     def check_replayed_all(self) -> None:
         """The action completed: every recorded call must have been asked for again."""

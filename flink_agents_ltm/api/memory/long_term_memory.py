@@ -336,6 +336,13 @@ class BaseLongTermMemory(ABC):
             self._minted.pop(observation_id, None)
         return self._observations.end(observation_id, completed)
 
+    def items_added(self, observation_id: str) -> int:
+        """How many items the action with this observation id stored so far, before it
+        ends. The runtime asks each time it records a durable result: a replay does not
+        repeat a recorded call's writes, so the record says whether the call stored
+        items. Any thread."""
+        return self._observations.added(observation_id)
+
     def drain_observations(self, observation_id: str) -> list[MemoryObservation]:
         """The observations an action made, once it completed; forgets the action."""
         return list(self.end_action(observation_id, True).observations)

@@ -76,6 +76,11 @@ class ObservationLog:
         with self._lock:
             self._added[observation_id] += items
 
+    def added(self, observation_id: str) -> int:
+        """The items the action stored so far (it has not ended)."""
+        with self._lock:
+            return self._added.get(observation_id, 0)
+
     def end(self, observation_id: str, completed: bool) -> ActionMemoryOutcome:
         """The action ended: its observations in recording order (none if it failed) and
         the items it stored; forgets both."""
