@@ -3,6 +3,10 @@
     flink-agents-ltm erase-key --job-id JOB --key KEY [--key KEY2 ...]
                                [--config FILE | --config-env VAR] [--vector-store-file FILE]
                                [--embedding-dims N] [--json]
+    flink-agents-ltm doctor [--config FILE | --config-env VAR] [--vector-store-file FILE]
+                            [--embedding-dims N] [--check NAME ...]
+
+``doctor`` checks this machine and install (see :mod:`flink_agents_ltm.doctor`).
 
 ``erase-key`` erases everything a job remembers of a key, every memory set of it, text
 included (a right-to-be-forgotten request). It builds the job's long-term memory the way
@@ -35,6 +39,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from flink_agents_ltm import doctor as checks
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
@@ -160,18 +165,107 @@ def describe_store(config: AgentsConfiguration, job_id: str) -> str:
             f"{f', collection {table!r}' if table else ''}")
 
 
-def erase_key(args: argparse.Namespace) -> int:
-    from flink_agents_ltm.runtime.memory.factories import DEFAULT, build_long_term_memory
-
+def read_options(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The option mapping of ``--config``/``--config-env``, with ``--vector-store-file``'s
+    store over its own, and where they came from."""
     values, source = read_config(args.config, args.config_env)
     if args.vector_store_file is not None:
         values[LongTermMemoryOptions.VECTOR_STORE.key] = _parse(
             _read(Path(args.vector_store_file)), args.vector_store_file,
             'a vector store ({"provider": ..., "config": {...}})')
         source += f" and {args.vector_store_file}"
+    return values, source
+
+
+def require_store(config: AgentsConfiguration, job_id: str) -> None:
+    """Refuse a job that has no store of the Mem0 factory, before anything is created: a
+    misspelt ``--job-id`` would otherwise erase nothing, say so with exit 0, and leave an
+    empty store (a folder, or a table) behind.
+
+    The embedded store: the job has one when its folder under the base folder holds the
+    store's file. pgvector: the rows of every job share one table, so the job has a store
+    when the collection's table exists and holds at least one row of the job (a job whose
+    every key was already erased is refused too: there is nothing left to erase). Other
+    providers and factories are not checked."""
+    store = config.get(LongTermMemoryOptions.VECTOR_STORE)
+    if store is None:
+        from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec
+
+        base = config.get(LongTermMemoryOptions.BASE_DIR)
+        spec = StoreSpec(job_id, base_dir=Path(base).expanduser() if base else None)
+        file = Path(spec.resolved_vector_store()["config"]["path"])
+        if not file.is_file():
+            raise UsageError(f"job {job_id!r} has no embedded store under "
+                             f"{file.parent.parent} (no {file.parent.name}/{file.name}); "
+                             f"check --job-id and the base folder"
+                             f"{_jobs_in(file.parent.parent, file.name)}")
+    elif isinstance(store, dict) and store.get("provider") == "pgvector":
+        _require_pgvector_rows(store.get("config") or {}, job_id, describe_store(config,
+                                                                                 job_id))
+
+
+def _jobs_in(base: Path, store_file: str) -> str:
+    try:
+        jobs = sorted(p.name for p in base.iterdir() if (p / store_file).is_file())
+    except OSError:
+        return ""
+    if not jobs:
+        return ""
+    shown = ", ".join(jobs[:5]) + (f" and {len(jobs) - 5} more" if len(jobs) > 5 else "")
+    return f" (stores there: {shown})"
+
+
+def _require_pgvector_rows(settings: dict[str, Any], job_id: str, where: str) -> None:
+    from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
+    from flink_agents_ltm.integrations.mem0.scope import mem0_id
+
+    connection = PgvectorConnection.from_config(settings)
+    if connection.dsn is None:  # a connection pool of the caller's: not ours to open
+        return
+    import psycopg2
+    from psycopg2 import sql
+
+    table = settings.get("collection_name") or _MEM0_PGVECTOR_COLLECTION
+    try:
+        conn = psycopg2.connect(connection.dsn)
+    except psycopg2.OperationalError as error:
+        timeout = connection.explain(error)
+        if timeout is not None:
+            raise timeout from None
+        raise ConnectionError(f"cannot connect to the pgvector store at {connection.target}: "
+                              f"{redact_text(str(error).strip())}") from None
+    try:  # reads only, and rolled back: nothing is created
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT to_regclass(%s)", (sql.Identifier(table).as_string(conn),))
+            (found,) = cursor.fetchone() or (None,)
+            if found is not None:
+                cursor.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE "
+                                       "payload->>'user_id' = %s)").format(
+                    sql.Identifier(table)), (mem0_id(job_id),))
+                (found,) = cursor.fetchone() or (False,)
+        conn.rollback()
+    finally:
+        conn.close()
+    if found is None:
+        raise UsageError(f"job {job_id!r} has no store in {where}: its table {table!r} does "
+                         "not exist; check --job-id and the collection_name")
+    if not found:
+        raise UsageError(f"job {job_id!r} has no memories in {where} (no row of this job; "
+                         "nothing to erase); check --job-id")
+
+
+_MEM0_PGVECTOR_COLLECTION = "mem0"  # Mem0's pgvector collection_name when unset
+
+
+def erase_key(args: argparse.Namespace) -> int:
+    from flink_agents_ltm.runtime.memory.factories import DEFAULT, build_long_term_memory
+
+    values, source = read_options(args)
     config, resources = memory_options(values, args.embedding_dims)
     factory = args.factory or config.get(AgentsOptions.LONG_TERM_MEMORY_FACTORY) or DEFAULT
     where = describe_store(config, args.job_id)
+    if factory == DEFAULT:
+        require_store(config, args.job_id)
     log.info("erasing %d key(s) of job '%s' from %s (factory %s, configuration from %s)",
              len(args.key), args.job_id, where, factory, source)
     memory = build_long_term_memory(factory, args.job_id, config, MailboxThreadCheck(),
@@ -244,12 +338,43 @@ def parser() -> argparse.ArgumentParser:
                        help="print one JSON object per key erased instead of a sentence")
     erase.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     erase.set_defaults(run=erase_key)
+    doctor = commands.add_parser(
+        "doctor", help="check this machine and install: Python, Java and Pemja, PyFlink, "
+                       "extras, torch, the embedding model, the CPU, a pgvector store, the "
+                       "home folder",
+        description="Check what flink-agents-ltm needs, one line per check (OK, FAIL or "
+                    "SKIP and a short detail), the fast checks first; the embedding model "
+                    "takes several seconds. A pgvector store is checked when one is "
+                    "configured. Nothing secret is printed. Exit 0 when no check failed "
+                    "(skips allowed), 1 otherwise (the last line names the failed checks), "
+                    "2 on bad arguments or configuration.")
+    source = doctor.add_mutually_exclusive_group()
+    source.add_argument("--config", metavar="FILE",
+                        help="YAML or JSON file of a job's long-term memory options (its "
+                             "store and embedding model are checked)")
+    source.add_argument("--config-env", metavar="VAR",
+                        help=f"environment variable holding that text (default: "
+                             f"{CONFIG_VARIABLE}, if set)")
+    doctor.add_argument("--vector-store-file", metavar="FILE",
+                        help="JSON file holding the vector store alone, as "
+                             "`scripts/pgvector-server status --output FILE` writes it")
+    doctor.add_argument("--embedding-dims", type=int, metavar="N",
+                        help="vector size the pgvector self-check uses (default "
+                             f"{DEFAULT_EMBEDDING_DIMS}, the default model's)")
+    checks.add_arguments(doctor)
+    doctor.set_defaults(run=run_doctor)
     return top
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    values, source = read_options(args)
+    return checks.run(checks.setup_from(values, source, args.embedding_dims), args.check,
+                      program=PROGRAM)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
                         format=f"{PROGRAM} %(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
     if getattr(args, "embedding_dims", None) is not None and args.embedding_dims <= 0:

@@ -253,3 +253,66 @@ def test_every_command_explains_itself_with_help():
     for option in ("--job-id", "--key", "--config", "--config-env", "--vector-store-file",
                    "--embedding-dims"):
         assert option in erase.stdout
+
+
+def everything_under(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_a_job_id_without_an_embedded_store_is_refused_in_one_line_and_nothing_is_created(
+        tmp_path):
+    store_dir = tmp_path / "ltm"
+    remember("real-job", StoreSpec("real-job", embedder="hashing", base_dir=store_dir),
+             {("7", "notes"): ["a note"]})
+    config = private_config(tmp_path, {BASE_DIR: str(store_dir)})
+    before = everything_under(tmp_path)
+
+    refused = run_cli("erase-key", "--job-id", "real-jbo", "--key", "7", "--config",
+                      str(config))
+
+    assert refused.returncode == 2
+    assert refused.stdout == ""
+    assert refused.stderr.splitlines() == [
+        f"flink-agents-ltm erase-key: error: job 'real-jbo' has no embedded store under "
+        f"{store_dir} (no real-jbo/vectors.sqlite3); check --job-id and the base folder "
+        "(stores there: real-job)"]
+    assert everything_under(tmp_path) == before
+
+
+def test_a_job_id_without_rows_or_table_in_pgvector_is_refused_and_nothing_is_created(
+        pgvector_session, tmp_path):
+    store = copy.deepcopy(pgvector_session[0])
+    table = f"cli_{uuid.uuid4().hex[:10]}"
+    store["config"]["collection_name"] = table
+    remember("pg-real", StoreSpec("pg-real", vector_store=store, embedder="hashing",
+                                  base_dir=tmp_path / "ltm"), {("7", "notes"): ["kept"]})
+    missing_table = copy.deepcopy(store)
+    missing_table["config"]["collection_name"] = f"{table}_none"
+    env = {"FLINK_AGENTS_LTM_HOME": str(tmp_path / "home")}
+    before = everything_under(tmp_path)
+
+    no_rows = run_cli("erase-key", "--job-id", "pg-rael", "--key", "7", env={
+        **env, "FLINK_AGENTS_LTM_CONFIG": json.dumps({VECTOR_STORE: store})})
+    no_table = run_cli("erase-key", "--job-id", "pg-real", "--key", "7", env={
+        **env, "FLINK_AGENTS_LTM_CONFIG": json.dumps({VECTOR_STORE: missing_table})})
+
+    where = f"the pgvector store at 127.0.0.1:{store['config']['port']}"
+    assert (no_rows.returncode, no_rows.stdout) == (2, "")
+    assert no_rows.stderr.splitlines() == [
+        f"flink-agents-ltm erase-key: error: job 'pg-rael' has no memories in {where}, "
+        f"collection '{table}' (no row of this job; nothing to erase); check --job-id"]
+    assert (no_table.returncode, no_table.stdout) == (2, "")
+    assert no_table.stderr.splitlines() == [
+        f"flink-agents-ltm erase-key: error: job 'pg-real' has no store in {where}, "
+        f"collection '{table}_none': its table '{table}_none' does not exist; check --job-id "
+        "and the collection_name"]
+    assert store["config"]["password"] not in no_rows.stderr + no_table.stderr
+    cfg = store["config"]
+    with psycopg2.connect(host=cfg["host"], port=cfg["port"], dbname=cfg["dbname"],
+                          user=cfg["user"], password=cfg["password"]) as conn, \
+            conn.cursor() as cur:
+        cur.execute("SELECT to_regclass(%s)", (f'"{table}_none"',))
+        assert cur.fetchone() == (None,)
+        cur.execute(f'SELECT payload->>\'data\' FROM "{table}"')
+        assert cur.fetchall() == [("kept",)]
+    assert everything_under(tmp_path) == before  # no job folder, no home
