@@ -69,14 +69,14 @@ class BenchRuns:
     """Every bench started at once (``AT_ONCE`` at a time), each in a process of its own;
     a test waits for its own."""
 
-    def __init__(self, folder: Path, pgvector_store: dict):
+    def __init__(self, folder: Path, pgvector_store: dict, benches: list[str]):
         self._folder = folder
         self._store = pgvector_store
         self._processes: list[subprocess.Popen] = []
         self._lock = threading.Lock()
         self._closed = False
         self._pool = ThreadPoolExecutor(AT_ONCE)
-        self._runs = {bench: self._pool.submit(self._run, bench) for bench in BENCHES
+        self._runs = {bench: self._pool.submit(self._run, bench) for bench in benches
                       if _skip_reason(bench) is None}
 
     def _pgvector_file(self, bench: str) -> str:
@@ -124,13 +124,22 @@ class BenchRuns:
 
 
 @pytest.fixture(scope="module")
-def bench_runs(pgvector_session, tmp_path_factory):
-    runs = BenchRuns(tmp_path_factory.mktemp("benches"), pgvector_session[0])
+def bench_runs(request, pgvector_session, tmp_path_factory):
+    selected = {item.callspec.params["bench"] for item in request.session.items
+                if item.module is request.module and hasattr(item, "callspec")}
+    runs = BenchRuns(tmp_path_factory.mktemp("benches"), pgvector_session[0],
+                     [bench for bench in BENCHES if bench in selected])
     yield runs
     runs.close()
 
 
-@pytest.mark.parametrize("bench", BENCHES)
+# The benches that run Flink jobs carry the suite's ``cluster`` mark (-m "not cluster" skips).
+FLINK_JOBS = {"recovery_time", "state_per_key", "durable_async_throughput"}
+
+
+@pytest.mark.parametrize("bench", [
+    pytest.param(bench, marks=[pytest.mark.cluster] if bench in FLINK_JOBS else [])
+    for bench in BENCHES])
 def test_a_bench_runs_with_tiny_sizes_and_prints_its_table(bench, bench_runs):
     reason = _skip_reason(bench)
     if reason:
