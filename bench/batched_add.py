@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from bench.idempotent_add import pgvector_server
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
 
 def seconds_per_side(spec: StoreSpec, rounds: int, items: int) -> dict[str, list[float]]:

@@ -7,11 +7,12 @@ waits on the mailbox thread (``durable_execute``). Throughput is measured
 inside the job, from the first action start to the last action end, so JVM
 and job start-up are left out.
 
-    python -m bench.durable_async_throughput
+    python -m bench.durable_async_throughput [--keys 1 2 4 8 16 32 64] [--events-per-key 10]
 """
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import os
 import shutil
@@ -82,19 +83,24 @@ def run(agent, keys: int, events_per_key: int) -> float:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keys", type=int, nargs="+", default=KEYS,
+                        help="keys in flight, one job each")
+    parser.add_argument("--events-per-key", type=int, default=EVENTS_PER_KEY)
+    args = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="flink-agents-ltm-bench-")
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     os.environ.setdefault("JVM_ARGS", f"-Djava.io.tmpdir={scratch}")
     os.environ.setdefault("FLINK_LOG_DIR", scratch)
     parking, blocking = build_agents()
     print(f"action awaits a {LATENCY * 1000:.0f} ms durable call; capacity {CAPACITY}; "
-          f"{EVENTS_PER_KEY} events per key; thread mode, parallelism 1")
+          f"{args.events_per_key} events per key; thread mode, parallelism 1")
     print(f"{'keys':>5} {'ideal ev/s':>11} {'parking ev/s':>13} {'% of ideal':>11} "
           f"{'blocking ev/s':>14} {'parking/blocking':>17}")
     blocking_rate = run(blocking(), 4, 5)  # the mailbox waits: 1/latency whatever the keys
-    for keys in KEYS:
+    for keys in args.keys:
         ideal = min(keys, CAPACITY) / LATENCY
-        rate = run(parking(), keys, EVENTS_PER_KEY)
+        rate = run(parking(), keys, args.events_per_key)
         print(f"{keys:>5} {ideal:>11.1f} {rate:>13.1f} {100 * rate / ideal:>10.0f}% "
               f"{blocking_rate:>14.1f} {rate / blocking_rate:>16.1f}x", flush=True)
     return 0

@@ -11,11 +11,12 @@ the earlier setups: embedded Qdrant with MiniLM (the earlier default), and a
 configured embedding model with MiniLM loaded anyway (the earlier factory built
 MiniLM before replacing it).
 
-    python -m bench.footprint
+    python -m bench.footprint [--adds 50] [--setups embedded+minilm ...]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import subprocess
@@ -30,7 +31,7 @@ WORKER = """
 import json, re, sys, tempfile
 from pathlib import Path
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 setup = sys.argv[1]
 home = Path(tempfile.mkdtemp())
 store = ({"provider": "qdrant", "config": {"path": str(home / "q"), "on_disk": True}}
@@ -42,7 +43,7 @@ if setup.endswith("+torch"):  # what the earlier factory did for a configured mo
 memory, release = acquire_memory(StoreSpec("job", vector_store=store, embedder=embedder,
                                            base_dir=home))
 ltm = Mem0LongTermMemory("job", memory)
-for n in range(50):
+for n in range(int(sys.argv[2])):
     ltm.switch_context(f"key-{n % 5}", "obs", True)
     notes = ltm.get_memory_set("notes")
     notes.add(f"note {n} about order {n * 7}")
@@ -92,15 +93,28 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def worker_rss(setup: str) -> dict[str, int]:
-    result = subprocess.run([sys.executable, "-c", WORKER, setup], capture_output=True,
+def worker_rss(setup: str, adds: int = 50) -> dict[str, int]:
+    result = subprocess.run([sys.executable, "-c", WORKER, setup, str(adds)], capture_output=True,
                             text=True, timeout=600, cwd=tempfile.gettempdir())
     if result.returncode != 0:
         raise RuntimeError(f"worker {setup} failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+SETUPS = {
+    "before: default (embedded Qdrant + MiniLM)": "qdrant+minilm",
+    "now: default (embedded SQLite + MiniLM)": "embedded+minilm",
+    "before: a configured embedding model (MiniLM loaded anyway)": "embedded+hashing+torch",
+    "now: a configured embedding model": "embedded+hashing",
+}
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--adds", type=int, default=50, help="adds and searches per worker")
+    parser.add_argument("--setups", nargs="+", choices=list(SETUPS.values()),
+                        default=list(SETUPS.values()), help="workers to measure")
+    args = parser.parse_args()
     package = "flink-agents-ltm"
     installs = {
         "before: every install (all parts were dependencies)": ("dev",),
@@ -114,15 +128,11 @@ def main() -> None:
         names = closure(package, extras) - {"pip"}
         print(f"{label:<60}{size_mb(names):>8.0f}{len(names):>15}", flush=True)
 
-    setups = {
-        "before: default (embedded Qdrant + MiniLM)": "qdrant+minilm",
-        "now: default (embedded SQLite + MiniLM)": "embedded+minilm",
-        "before: a configured embedding model (MiniLM loaded anyway)": "embedded+hashing+torch",
-        "now: a configured embedding model": "embedded+hashing",
-    }
-    print(f"\n{'worker (50 adds and searches)':<62}{'peak RSS MB':>12}{'RSS MB':>8}")
-    for label, setup in setups.items():
-        rss = worker_rss(setup)
+    print(f"\n{f'worker ({args.adds} adds and searches)':<62}{'peak RSS MB':>12}{'RSS MB':>8}")
+    for label, setup in SETUPS.items():
+        if setup not in args.setups:
+            continue
+        rss = worker_rss(setup, args.adds)
         print(f"{label:<62}{rss['VmHWM']:>12}{rss['VmRSS']:>8}", flush=True)
 
 

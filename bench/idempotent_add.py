@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.scope import mem0_id
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPICS = ["tea", "parcel", "invoice", "dog", "refund", "delivery", "discount", "address"]

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
 TOPICS = ["tea", "parcel", "invoice", "dog", "refund", "password", "delivery", "discount"]
 

@@ -9,6 +9,9 @@ and the ``onnx`` package, which is why no install path can produce it without to
 Mean pooling and normalization as sentence-transformers does.
 
     python -m bench.minilm_runtimes --onnx-model model.onnx --onnx-python /path/to/python
+
+Without ``--onnx-model`` and ``--onnx-python`` only PyTorch is measured (the ONNX row
+says so).
 """
 
 from __future__ import annotations
@@ -83,15 +86,21 @@ def run(python: str, kind: str, onnx: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--onnx-model", required=True, help="ONNX export of the model")
-    parser.add_argument("--onnx-python", required=True,
-                        help="a Python with onnxruntime and tokenizers")
+    parser.add_argument("--onnx-model", help="ONNX export of the model")
+    parser.add_argument("--onnx-python", help="a Python with onnxruntime and tokenizers")
     parser.add_argument("--runs", type=int, default=2)
     args = parser.parse_args()
+    if (args.onnx_model is None) != (args.onnx_python is None):
+        parser.error("--onnx-model and --onnx-python go together")
+    runtimes = [("torch", sys.executable)]
+    if args.onnx_model:
+        runtimes.insert(0, ("onnx", args.onnx_python))
     print(f"{'runtime':<8}{'load s':>8}{'1 text ms':>11}{'per text in 32':>16}{'RSS MB':>8}")
+    if not args.onnx_model:
+        print(f"{'onnx':<8}  not measured: give --onnx-model and --onnx-python")
     for _ in range(args.runs):
-        for kind, python in (("onnx", args.onnx_python), ("torch", sys.executable)):
-            r = run(python, kind, args.onnx_model)
+        for kind, python in runtimes:
+            r = run(python, kind, args.onnx_model or "")
             print(f"{kind:<8}{r['load_s']:>8.2f}{r['single_ms']:>11.2f}"
                   f"{r['batch32_per_text_ms']:>16.2f}{r['rss_mb']:>8}", flush=True)
 

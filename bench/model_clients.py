@@ -4,11 +4,12 @@ count): the pooled SDK/httpx2 clients side by side with a stdlib ``urllib`` POST
 that opens a connection per call (how the clients worked before they moved to
 maintained libraries). Sequential calls, then 8 worker threads sharing one model.
 
-    python -m bench.model_clients
+    python -m bench.model_clients [--calls 300]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -60,20 +61,24 @@ def urllib_call(url: str) -> Callable[[], Any]:
     return call
 
 
-def per_call_ms(call: Callable[[], Any], threads: int) -> float:
-    for _ in range(20):
+def per_call_ms(call: Callable[[], Any], threads: int, calls: int = CALLS) -> float:
+    for _ in range(min(20, calls)):
         call()  # warm up: imports, first connection
     started = time.perf_counter()
     if threads == 1:
-        for _ in range(CALLS):
+        for _ in range(calls):
             call()
     else:
         with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(lambda _: call(), range(CALLS)))
-    return (time.perf_counter() - started) / CALLS * 1000
+            list(pool.map(lambda _: call(), range(calls)))
+    return (time.perf_counter() - started) / calls * 1000
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=CALLS, help="timed calls per client and "
+                        "thread count")
+    args = parser.parse_args()
     with ScriptedServer(answer) as server:
         clients: dict[str, Callable[[], Any]] = {
             "urllib, a connection per call": urllib_call(server.url)}
@@ -83,11 +88,11 @@ def main() -> None:
                                                                   api_key_env=None)),
                 ("ollama on httpx2, pooled", OllamaChatModelSetup("m", server.url))]:
             clients[name] = lambda model=model: model.chat(QUESTION)
-        print(f"{CALLS} chat calls to a provider on 127.0.0.1 that answers at once")
+        print(f"{args.calls} chat calls to a provider on 127.0.0.1 that answers at once")
         print(f"{'client':<32}{'1 thread ms/call':>18}{f'{THREADS} threads ms/call':>20}")
         baseline: tuple[float, float] | None = None
         for name, call in clients.items():
-            one, many = per_call_ms(call, 1), per_call_ms(call, THREADS)
+            one, many = per_call_ms(call, 1, args.calls), per_call_ms(call, THREADS, args.calls)
             baseline = baseline or (one, many)
             print(f"{name:<32}{one:>12.2f} ({one / baseline[0]:.2f}x){many:>13.2f} "
                   f"({many / baseline[1]:.2f}x)")

@@ -11,7 +11,7 @@ agent, and times, from the kill:
 
 The killed TaskManager is restarted between runs; the cluster is stopped at the end.
 
-    python -m bench.recovery_time
+    python -m bench.recovery_time [--modes process thread]
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def completed_checkpoints(cluster: Cluster, jid: str) -> int:
     return cluster.rest(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
 
 
-def measure(cluster: Cluster, mode: str) -> tuple[float, float, float]:
+def measure(cluster: Cluster, mode: str, restart: bool = True) -> tuple[float, float, float]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     subprocess.run([SCRIPT, "run", "--dir", cluster.folder, "-py", __file__, "--", "--job",
                     mode], check=True, capture_output=True, timeout=600, env=env)
@@ -162,13 +162,16 @@ def measure(cluster: Cluster, mode: str) -> tuple[float, float, float]:
     restored = time.time()
     cluster.rest(f"/jobs/{jid}?mode=cancel", method="PATCH")
     wait_for(lambda: cluster.rest(f"/jobs/{jid}")["state"] == "CANCELED")
-    cluster.script("restart-taskmanager", victim)
+    if restart:  # for the next mode
+        cluster.script("restart-taskmanager", victim)
     return detected - killed, running - killed, restored - killed
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--job", choices=["process", "thread"], help=argparse.SUPPRESS)
+    parser.add_argument("--modes", nargs="+", choices=["process", "thread"],
+                        default=["process", "thread"], help="Python execution modes to time")
     args = parser.parse_args()
     if args.job:
         job(args.job)
@@ -182,8 +185,9 @@ def main() -> int:
               "TaskManager killed with SIGKILL (heartbeat every 2 s)")
         print(f"{'mode':<8} {'detected after':>15} {'all tasks running':>18} "
               f"{'first checkpoint after':>23}")
-        for mode in ("process", "thread"):
-            detected, running, restored = measure(cluster, mode)
+        for mode in args.modes:
+            detected, running, restored = measure(cluster, mode,
+                                                  restart=mode != args.modes[-1])
             print(f"{mode:<8} {detected:>14.1f}s {running:>17.1f}s {restored:>22.1f}s",
                   flush=True)
     finally:

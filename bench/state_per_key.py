@@ -14,7 +14,7 @@ input (target: 1 entry, its input counter, which replay-stable item ids need).
 The long-term memory is a counter of items (``CountingMemory``): the bench measures the
 runtime's state, not Mem0.
 
-    python -m bench.state_per_key [--keys 100000]
+    python -m bench.state_per_key [--keys 100000] [--agents forgetful note-taking]
 """
 
 from __future__ import annotations
@@ -29,74 +29,58 @@ import tempfile
 import threading
 import time
 import uuid
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent, OutputEvent
+from flink_agents_ltm.api.filters import MetadataFilter
 from flink_agents_ltm.api.memory.long_term_memory import (
     BaseLongTermMemory,
-    MemorySet,
+    MemoryScope,
     MemorySetItem,
+    NewItem,
 )
-from flink_agents_ltm.api.memory.observation import ActionMemoryOutcome
 
 ROOT = Path(__file__).resolve().parents[1]
 TAIL = 40  # slow inputs of one more key after the distinct ones: checkpoints complete meanwhile
 
 
 class CountingMemory(BaseLongTermMemory):
-    """A long-term memory that only counts the items each action adds."""
+    """A long-term memory that keeps nothing: the contract's guards, id minting and
+    observations are the base class's (as in every memory), the store only counts."""
 
-    def __init__(self) -> None:
-        self._context: tuple[Any, str | None, bool] = (None, None, False)
-        self._added: dict[str, int] = defaultdict(int)
+    def __init__(self, job_id: str = "bench-state-per-key",
+                 mailbox_check: Callable[[], None] | None = None) -> None:
+        super().__init__(job_id, mailbox_check)
         self._lock = threading.Lock()
+        self.items_added = 0
 
-    def switch_context(self, partition_key: Any, observation_id: str | None = None,
-                       observation_suppressed: bool = False) -> None:
-        self._context = (partition_key, observation_id, observation_suppressed)
-
-    def end_action(self, observation_id: str, completed: bool) -> ActionMemoryOutcome:
+    def _add(self, scope: MemoryScope, items: Sequence[NewItem]) -> list[str]:
         with self._lock:
-            return ActionMemoryOutcome((), self._added.pop(observation_id, 0))
+            self.items_added += len(items)
+        return [item.id for item in items]
 
-    def close(self) -> None:
-        pass
-
-    def get_memory_set(self, name: str) -> MemorySet:
-        key, observation_id, suppressed = self._context
-        return MemorySet(name=name, partition_key=str(key), observation_id=observation_id,
-                         observation_suppressed=suppressed, ltm=self)
-
-    def delete_memory_set(self, name: str) -> bool:
-        return False
-
-    def add(self, memory_set: MemorySet, memory_items: str | Sequence[str],
-            metadatas: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
-            ) -> list[str]:
-        items = [memory_items] if isinstance(memory_items, str) else list(memory_items)
-        with self._lock:
-            self._added[memory_set.observation_id or ""] += len(items)
-        return [uuid.uuid4().hex for _ in items]
-
-    def get(self, memory_set: MemorySet, ids: Any = None, filters: Any = None,
-            limit: int = 100) -> list[MemorySetItem]:
+    def _get(self, scope: MemoryScope, ids: Sequence[str] | None,
+             filters: MetadataFilter | None, limit: int) -> list[MemorySetItem]:
         return []
 
-    def search(self, memory_set: MemorySet, query: str, limit: int = 10, filters: Any = None,
-               **kwargs: Any) -> list[MemorySetItem]:
+    def _search(self, scope: MemoryScope, query: str, limit: int,
+                filters: MetadataFilter | None, options: Mapping[str, Any]
+                ) -> list[MemorySetItem]:
         return []
 
-    def delete(self, memory_set: MemorySet, ids: Any = None) -> list[str]:
+    def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
         return []
+
+    def _erase_key(self, job_id: str, partition_key: str) -> int:
+        return 0
 
 
 def counting_memory(job_id, config, mailbox_check, *, resources) -> CountingMemory:
     """``agents.long-term-memory.factory`` of the job."""
-    return CountingMemory()
+    return CountingMemory(job_id, mailbox_check)
 
 
 def nap(n, pause_s):
@@ -123,8 +107,8 @@ class NoteTakingAgent(Agent):
         ctx.send_event(OutputEvent(event.input[0]))
 
 
-AGENTS = [("never writes long-term memory", ForgetfulAgent, 0),
-          ("adds one item per input", NoteTakingAgent, 1)]
+AGENTS = {"forgetful": ("never writes long-term memory", ForgetfulAgent, 0),
+          "note-taking": ("adds one item per input", NoteTakingAgent, 1)}
 
 
 # ---------------------------------------------------------------------- entries (harness)
@@ -198,6 +182,7 @@ def checkpoint_bytes(agent: Agent, keys: int, scratch: str, factory: str | None)
             seen += 1
             if seen == keys:  # every distinct key finished: measure a later checkpoint
                 measured = _size_of_a_later_checkpoint(checkpoints)
+                break  # closing the results cancels the job: the rest of the tail is not needed
     assert measured is not None, f"only {seen} outputs"
     return measured
 
@@ -219,11 +204,18 @@ def _size_of_a_later_checkpoint(checkpoints: str) -> int:
     raise TimeoutError("no checkpoint completed after the keys finished")
 
 
+def _count(keys: int) -> str:
+    return f"{keys // 1000}k" if keys >= 1000 and keys % 1000 == 0 else str(keys)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keys", type=int, default=100_000)
     parser.add_argument("--baseline-keys", type=int, default=1_000)
+    parser.add_argument("--agents", nargs="+", choices=list(AGENTS), default=list(AGENTS))
     args = parser.parse_args()
+    if not 0 < args.baseline_keys < args.keys:
+        parser.error("--baseline-keys must be positive and fewer than --keys")
     scratch = tempfile.mkdtemp(prefix="flink-agents-ltm-bench-")
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     os.environ.setdefault("JVM_ARGS", f"-Djava.io.tmpdir={scratch}")
@@ -232,9 +224,9 @@ def main() -> int:
     print(f"{args.keys} distinct keys, each processed once by an action that parks on a "
           "durable call")
     print(f"{'agent':<32} {'peak entries':>13} {'entries left':>13} {'per finished key':>17} "
-          f"{'ckpt bytes ' + str(args.baseline_keys // 1000) + 'k keys':>18} "
-          f"{'ckpt bytes ' + str(args.keys // 1000) + 'k keys':>19} {'bytes per key':>14}")
-    for name, agent_class, _target in AGENTS:
+          f"{'ckpt bytes ' + _count(args.baseline_keys) + ' keys':>18} "
+          f"{'ckpt bytes ' + _count(args.keys) + ' keys':>19} {'bytes per key':>14}")
+    for name, agent_class, _target in (AGENTS[agent] for agent in args.agents):
         peak, end, _ = entries_on_the_harness(agent_class, args.keys)
         factory = None if agent_class is ForgetfulAgent else "bench.state_per_key:counting_memory"
         small = checkpoint_bytes(agent_class(), args.baseline_keys, scratch, factory)

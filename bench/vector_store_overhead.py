@@ -26,6 +26,7 @@ time: our layer's own cost, which the load on the machine hardly blurs.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import tempfile
@@ -33,6 +34,7 @@ import time
 import uuid
 from contextlib import ExitStack
 from functools import partial
+from pathlib import Path
 
 from flink_agents_ltm.api.vector_stores import Document
 from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
@@ -46,7 +48,11 @@ DIMS = 384
 TOPICS = ["tea", "parcel", "invoice", "grinder", "refund", "password", "delivery", "discount"]
 
 
-def store_config(kind: str, stack: ExitStack) -> dict:
+def store_config(kind: str, stack: ExitStack, pgvector_config: str | None = None) -> dict:
+    if kind == "pgvector" and pgvector_config:
+        config = dict(json.loads(Path(pgvector_config).read_text())["config"])
+        config.pop("collection_name", None)  # the bench names its own two tables
+        return config
     if kind == "pgvector":
         from tests.pgvector.server import pgvector_server
 
@@ -64,13 +70,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=60, help="insert batches per side")
     parser.add_argument("--batch", type=int, default=64, help="documents per insert")
     parser.add_argument("--queries", type=int, default=5, help="queries per side and round")
+    parser.add_argument("--pgvector-config", metavar="FILE",
+                        help="VECTOR_STORE JSON file of a running pgvector server (default: "
+                        "start one with scripts/pgvector-server)")
     parser.add_argument("--text-queries", type=int, default=2,
                         help="queries by text per side and round (0 to skip the model)")
     args = parser.parse_args()
     rng = random.Random(7)
 
     with ExitStack() as stack:
-        config = store_config(args.store, stack)
+        config = store_config(args.store, stack, args.pgvector_config)
         config["embedding_model_dims"] = DIMS
         embedder = LocalMiniLmEmbedding()
         ours = Mem0VectorStore(args.store, config, collection="wrapped",

@@ -10,6 +10,13 @@ YAML file) are parsed by the option's type with :meth:`ConfigOption.parse`:
 ``"32"`` is 32, ``"true"`` is ``True``, a duration option (milliseconds) also
 takes ``"500 ms"``, ``"30 s"`` or ``"1 min"``, and an option that takes a dict
 takes a JSON object.
+
+An option that takes a dict or a name (a vector store: inline, or the name of a
+declared one) takes JSON text too, set or parsed: text that starts with ``{`` is
+the dict it spells, since Flink's ``-D`` and ``config.yaml`` carry only text.
+Such text may hold a password, so no error ever shows it: a malformed object is
+refused by where it breaks (line and column), and a "name" that holds a credential
+(a connection URL, ``password=...``) is refused outright.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Self, TypeVar, cast, overload
+
+from flink_agents_ltm.api.redaction import redact_text
 
 __all__ = ["ConfigOption", "Configuration", "UnknownConfigKeyError", "did_you_mean",
            "unknown_key_message"]
@@ -65,6 +74,8 @@ class ConfigOption(Generic[T]):
         if value is None:
             return None
         types = self._types()
+        if dict in types and isinstance(value, str):
+            value = self._spec_or_name(value)
         if float in types and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if bool not in types and isinstance(value, bool):
@@ -90,35 +101,53 @@ class ConfigOption(Generic[T]):
         if bool in types:
             if stripped.lower() in ("true", "false"):
                 return self.validate(stripped.lower() == "true")
-            raise ValueError(f"option '{self.key}' expects true or false, got {text!r}")
+            raise ValueError(f"option '{self.key}' expects true or false, got {_shown(text)}")
         if int in types:
             return self.validate(self._parse_int(stripped, text))
         if float in types:
             try:
                 return self.validate(float(stripped))
             except ValueError:
-                raise ValueError(f"option '{self.key}' expects a number, got {text!r}") from None
+                raise ValueError(
+                    f"option '{self.key}' expects a number, got {_shown(text)}") from None
         if dict in types and stripped.startswith("{"):
-            try:
-                value = json.loads(stripped)
-            except ValueError as error:
-                raise ValueError(f"option '{self.key}' expects a JSON object, got {text!r} "
-                                 f"({error})") from None
-            return self.validate(value)
+            return self.validate(stripped)
         if str in types:
             return self.validate(text)
-        raise ValueError(f"option '{self.key}' expects a JSON object, got {text!r}")
+        raise ValueError(f"option '{self.key}' expects a JSON object (text starting with "
+                         "'{'); its text is not shown, it may hold a password")
+
+    def _spec_or_name(self, text: str) -> Any:
+        """For an option that takes a dict: the dict that JSON ``text`` spells, or ``text``
+        as a name. Never shows ``text`` (a store's JSON holds its password)."""
+        if text.lstrip().startswith("{"):
+            try:
+                return json.loads(text)
+            except ValueError as error:
+                where = (f"{error.msg} at line {error.lineno} column {error.colno}"
+                         if isinstance(error, json.JSONDecodeError) else type(error).__name__)
+                raise ValueError(
+                    f"option '{self.key}' is text starting with '{{' but not a valid JSON "
+                    f"object ({where}); its text is not shown, it may hold a password"
+                ) from None
+        if redact_text(text) != text:
+            raise ValueError(
+                f"option '{self.key}' is text that holds a credential (a connection URL or "
+                "password=...), not a name: give the spec as a dict or a JSON object; its "
+                "text is not shown")
+        return text
 
     def _parse_int(self, stripped: str, text: str) -> int:
         if not self.duration:
             try:
                 return int(stripped)
             except ValueError:
-                raise ValueError(f"option '{self.key}' expects an integer, got {text!r}") from None
+                raise ValueError(
+                    f"option '{self.key}' expects an integer, got {_shown(text)}") from None
         match = _DURATION.match(stripped.lower())
         if match is None or match.group(2) not in _MILLIS_PER_UNIT:
             raise ValueError(f"option '{self.key}' expects milliseconds or a duration such as "
-                             f"'500 ms', '30 s', '1 min', '1 h', got {text!r}")
+                             f"'500 ms', '30 s', '1 min', '1 h', got {_shown(text)}")
         return int(match.group(1)) * _MILLIS_PER_UNIT[match.group(2)]
 
     def _types(self) -> tuple[builtins.type[Any], ...]:
@@ -185,6 +214,12 @@ class Configuration:
             return self._options[key]
         except KeyError:
             raise UnknownConfigKeyError(unknown_key_message(key, self._options)) from None
+
+
+def _shown(text: str) -> str:
+    """``text`` quoted for an error message: credentials masked, at most 40 characters."""
+    masked = redact_text(text)
+    return repr(masked if len(masked) <= 40 else masked[:37] + "...")
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from flink_agents_ltm.api.agent import Agent
+from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.api.resources import (
     MissingResourceError,
     Resource,
@@ -184,8 +185,9 @@ class ResourceProvider:
         declared = self._declared.get(name)
         if declared is None or (wanted is not None and declared[0] is not wanted):
             known = ", ".join(f"{n} ({t.value})" for n, (t, _) in self._declared.items())
-            raise MissingResourceError(
-                f"no {_kind(wanted)} named '{name}' is declared on {self._owner}; declared: "
+            raise MissingResourceError(  # a "name" may be a misplaced secret: masked
+                f"no {_kind(wanted)} named '{redact_text(str(name))}' is declared on "
+                f"{self._owner}; declared: "
                 f"{known or 'none'}. Declare it with @chat_model_setup, "
                 "@embedding_model_setup or @vector_store_setup, or with "
                 "agents_env.add_resource(...)")

@@ -14,9 +14,9 @@ from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
 from flink_agents_ltm.integrations.embedding_models.ollama import OllamaEmbeddingModelSetup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.model_providers import as_mem0_provider
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
 
 DIMS = 64

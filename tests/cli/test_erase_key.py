@@ -17,8 +17,8 @@ import psycopg2
 import pytest
 import yaml
 
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 from tests.pgvector.server import run_script
 
 CLI = str(Path(sys.executable).parent / "flink-agents-ltm")

@@ -10,8 +10,8 @@ import sys
 
 import yaml
 
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
 MODEL_LIBRARIES = ("torch", "sentence_transformers", "transformers")
 # Runs the command as its console script does, then says which model libraries got imported.

@@ -34,8 +34,8 @@ def test_a_vector_store_is_a_json_object_or_the_name_of_a_declared_store():
     assert config.get(LongTermMemoryOptions.VECTOR_STORE) == {"provider": "pgvector"}
     config.set_string(LongTermMemoryOptions.VECTOR_STORE, "shared_store")
     assert config.get(LongTermMemoryOptions.VECTOR_STORE) == "shared_store"
-    with pytest.raises(ValueError, match="'long-term-memory.vector-store' expects a JSON "
-                                         "object, got '{provider: x'"):
+    with pytest.raises(ValueError, match="'long-term-memory.vector-store' is text starting "
+                                         "with '{' but not a valid JSON object"):
         config.set_string(LongTermMemoryOptions.VECTOR_STORE, "{provider: x")
 
 

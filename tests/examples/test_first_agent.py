@@ -51,7 +51,7 @@ def test_the_example_runs_as_written_and_its_memories_outlive_the_run(user_dirs)
     assert [p.name for p in home.iterdir()] == ["support-bot"]
 
     from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
-    from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+    from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 
     memory = Mem0LongTermMemory.from_config(
         "support-bot", {LongTermMemoryOptions.BASE_DIR.key: str(home)})

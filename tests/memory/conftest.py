@@ -13,9 +13,9 @@ import uuid
 
 import pytest
 
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.scope import mem0_id
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
 MEM0_CALLS = ("add", "get", "get_all", "search", "delete", "delete_all", "update", "history")
 

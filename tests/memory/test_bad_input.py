@@ -3,7 +3,7 @@
 import pytest
 
 from flink_agents_ltm.api.memory import LongTermMemoryError
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from tests.memory.conftest import rows_of, unwrapped
 
 

@@ -11,9 +11,9 @@ import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.serialized_store import SerializedVectorStore
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 from tests.memory.conftest import unwrapped
 from tests.memory.stress import stress
 

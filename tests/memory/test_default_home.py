@@ -14,7 +14,7 @@ import sys
 FIRST_RUN = """
 import shutil
 from pathlib import Path
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 
 def remembered():
     ltm = Mem0LongTermMemory.from_config("support-bot")

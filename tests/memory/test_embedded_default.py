@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import (
     EmbeddedStoreInUseError,
     StoreSpec,
     acquire_memory,
 )
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_a_second_process_shares_the_open_embedded_store_both_ways(default_ltm, 
     notes = default_ltm.get_memory_set("profile")
     [mine] = notes.add("Ships to the office on Fridays")
     script = (
-        "from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory\n"
+        "from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory\n"
         "ltm = Mem0LongTermMemory.from_config('support bot/1', "
         f"{{'long-term-memory.embedded.base-dir': {str(base_dir)!r}}})\n"
         "ltm.switch_context('customer-9', 'obs-2', False)\n"

@@ -14,8 +14,8 @@ from mem0.configs.llms.base import BaseLlmConfig
 from mem0.llms.base import LLMBase
 
 from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 from tests.memory.conftest import RecordingMemory, unwrapped
 
 DRINKS = [
@@ -270,7 +270,7 @@ WRITER = """
 import sys
 from pathlib import Path
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 
 ltm = Mem0LongTermMemory("shared-job", acquire_memory(
     StoreSpec("shared-job", embedder="hashing", base_dir=Path(sys.argv[1])))[0])

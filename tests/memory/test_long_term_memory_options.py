@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 
 BASE_DIR = "long-term-memory.embedded.base-dir"
 QUESTION = "what kind of pet does the customer have"

@@ -13,8 +13,8 @@ import pytest
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.bridge import java_gateway
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
 MARKER = f"wrong-password-{uuid.uuid4().hex}"
 STORE = LongTermMemoryOptions.VECTOR_STORE.key

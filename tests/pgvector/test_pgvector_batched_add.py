@@ -11,8 +11,8 @@ import pytest
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryError
 from flink_agents_ltm.integrations.mem0.embedding_ahead import CHUNK
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 from tests.pgvector.test_pgvector_memory import payloads_in_postgres
 
 ITEMS = 3 * CHUNK - 5  # three chunks, the last one short

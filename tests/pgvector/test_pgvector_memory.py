@@ -8,9 +8,9 @@ import psycopg2
 import pytest
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.serialized_store import SerializedVectorStore
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 from tests.memory.stress import stress
 from tests.pgvector.test_pgvector_server import connect
 

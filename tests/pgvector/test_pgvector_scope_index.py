@@ -10,8 +10,8 @@ import numpy as np
 import psycopg2.extensions
 import pytest
 
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 from tests.pgvector.test_pgvector_server import connect
 
 ROWS = 4000

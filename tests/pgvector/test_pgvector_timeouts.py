@@ -14,9 +14,9 @@ import psycopg2
 import pytest
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryError
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorTimeoutError
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
 
 class SilentServer:

@@ -15,7 +15,7 @@ from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import Event, InputEvent, MemoryUpdateEvent, OutputEvent
 from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 
 IN_MEMORY_QDRANT = {"provider": "qdrant",
                     "config": {"collection_name": "race", "path": ":memory:"}}

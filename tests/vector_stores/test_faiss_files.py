@@ -124,8 +124,8 @@ def test_a_failed_write_raises_and_leaves_the_collection_as_it_was(tmp_path, mon
 
 
 def test_long_term_memory_on_faiss_saves_its_collection_the_same_way(tmp_path):
+    from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
     from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-    from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
     folder = tmp_path / "faiss"
     spec = StoreSpec("faiss-job", vector_store={"provider": "faiss", "config": {
@@ -224,8 +224,8 @@ def test_long_term_memory_on_faiss_undoes_a_failed_add_and_deletes_in_one_save(
     import faiss
 
     from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryError
+    from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
     from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-    from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
 
     spec = StoreSpec("faiss-undo", vector_store={"provider": "faiss", "config": {
         "path": str(tmp_path / "faiss"), "collection_name": "memories"}}, embedder="hashing",

@@ -324,7 +324,8 @@ class BaseLongTermMemory(ABC):
         key = self._check_key(bound_key, "delete_memory_set", name)
         check_name(name, "memory set name", self._limits, _NAME_OPTION)
         scope = MemoryScope(self._job_id, key, name, observation_id, suppressed)
-        deleted = self._delete(scope, None)
+        deleted: list[str] = self._call("delete_memory_set", scope,
+                                        lambda: self._delete(scope, None))
         self._observe(scope, MemoryOp.DELETE, deleted)
         log.info("deleted memory set '%s' of key '%s' (%d items)", name, key, len(deleted))
         return bool(deleted)

@@ -6,7 +6,9 @@ Mem0 calls: a :class:`FlinkAgentsLLM` (an ``LLMBase``) around a
 :class:`BaseChatModelSetup`, a :class:`FlinkAgentsEmbedder` (an
 ``EmbeddingBase``) around a :class:`BaseEmbeddingModelSetup`. Mem0's own
 providers pass through unchanged. One wrapper per resource object: Mem0 clients
-are shared per process by the identity of their providers (memory_factory).
+are shared per process by the identity of their providers (memory_factory). The
+wrappers are held weakly: a wrapper lives as long as a Mem0 client uses it (it holds
+its model), so a job that closed its memory leaves neither wrapper nor model behind.
 
 Both are registered in Mem0's factories too (``flink_agents_chat_model``,
 ``flink_agents_embedding_model``), with the model object as ``config.model``.
@@ -16,6 +18,7 @@ Mem0 calls them from worker threads; our models are thread-safe.
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 from flink_agents_ltm.api.chat_models import (
@@ -87,7 +90,10 @@ LlmFactory.register_provider("flink_agents_chat_model",
 EmbedderFactory.provider_to_class["flink_agents_embedding_model"] = \
     f"{__name__}.FlinkAgentsEmbedder"
 
-_wrappers: dict[int, tuple[Any, Any]] = {}
+# id(model) -> its wrapper, while anything uses the wrapper (which keeps the model, and so
+# its id, alive).
+_wrappers: weakref.WeakValueDictionary[int, FlinkAgentsLLM | FlinkAgentsEmbedder] = (
+    weakref.WeakValueDictionary())
 _lock = threading.Lock()
 
 
@@ -107,8 +113,8 @@ def as_mem0_provider(kind: str, resource: Any) -> Any:
                             f"{expected[1]} or a Mem0 {expected[0].__name__}")
         return resource
     with _lock:
-        entry = _wrappers.get(id(resource))
-        if entry is None or entry[0] is not resource:
-            entry = (resource, build())
-            _wrappers[id(resource)] = entry
-        return entry[1]
+        wrapper = _wrappers.get(id(resource))
+        if wrapper is None or wrapper.model is not resource:
+            wrapper = build()
+            _wrappers[id(resource)] = wrapper
+        return wrapper
