@@ -114,7 +114,7 @@ def quiet_worker_traces() -> None:
     if stream is None or verbose() or isinstance(stream, _QuietWorkerTraces) or \
             getattr(stream.write, "__self__", None) is not stream:
         return
-    sys.stderr = _QuietWorkerTraces(stream)  # type: ignore[assignment]
+    sys.stderr = _QuietWorkerTraces(stream)
 
 
 def log_to_console(execution_mode: str) -> None:
