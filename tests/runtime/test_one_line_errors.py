@@ -6,10 +6,10 @@ home's ``logs/``), and a script that catches the error gets the same line as its
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import shutil
+import socket
 import stat
 import uuid
 from pathlib import Path
@@ -87,31 +87,48 @@ def test_an_extra_missing_in_the_python_worker_ends_stderr_with_the_pip_install_
 
     assert result.returncode == 1, failure(result)
     last = result.stderr.splitlines()[-1]
-    assert last.startswith("MissingExtraError: "), failure(result)
-    assert "pip install 'flink-agents-ltm[local-embedder]'" in last
+    # long-term memory is built at its first use, in the action: the action's error names it
+    assert last.startswith("AgentActionError: action 'remember' of agent RememberingAgent "
+                           "failed for key 'alice'"), failure(result)
+    assert "MissingExtraError: the local embedding model (all-MiniLM-L6-v2) needs the " \
+        "'local-embedder' extra" in last
+    assert last.endswith("pip install 'flink-agents-ltm[local-embedder]' "
+                         "(in a checkout: make install)")
     assert result.stderr.count(last.split(": ", 1)[1]) == 1, failure(result)
     assert "MissingExtraError" in trace_file_named_in(result.stderr).read_text()
 
 
 def test_an_unreachable_store_ends_stderr_with_its_error_and_its_password_is_nowhere(
-        user_dirs, pgvector_session, tmp_path):
+        user_dirs, tmp_path):
+    """A pgvector store on a port where nothing listens, its password a unique marker."""
     _, scratch, home = user_dirs
     marker = f"wrong-password-{uuid.uuid4().hex}"
-    store = copy.deepcopy(pgvector_session[0])
-    store["config"]["password"] = marker
+    port = free_port()
     store_file = tmp_path / "store.json"
-    store_file.write_text(json.dumps(store))
+    store_file.write_text(json.dumps({"provider": "pgvector", "config": {
+        "host": "127.0.0.1", "port": port, "user": "mem0", "dbname": "mem0",
+        "password": marker}}))
     os.chmod(store_file, 0o600)
 
     result = run_job("store", user_dirs, STORE_FILE=str(store_file))
 
     assert result.returncode == 1, failure(result)
     last = result.stderr.splitlines()[-1]
-    assert last.startswith("LongTermMemoryError: "), failure(result)
-    assert "cannot connect to the pgvector store at 127.0.0.1:" in last
+    assert last.startswith("AgentActionError: action 'remember' of agent RememberingAgent "
+                           "failed for key 'alice'"), failure(result)
+    assert f"cannot connect to the pgvector store at 127.0.0.1:{port}/mem0" in last
     assert result.stderr.count(last.split(": ", 1)[1]) == 1, failure(result)
     trace = trace_file_named_in(result.stderr).read_text()
-    assert "password authentication failed" in trace
+    assert "Connection refused" in trace
     assert marker not in result.stderr and marker not in result.stdout
     assert marker not in trace
-    assert not [p for p in (home / "logs").rglob("*") if marker.encode() in p.read_bytes()]
+    assert [p for p in home.rglob("*") if p.is_file() and marker.encode() in p.read_bytes()] \
+        == []
+    assert [p for p in (scratch / "log").rglob("*")
+            if p.is_file() and marker.encode() in p.read_bytes()] == []
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
