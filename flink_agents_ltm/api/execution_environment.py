@@ -29,6 +29,7 @@ this module stays free of runtime imports.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,7 @@ from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.agents_yaml import read_agents_yaml
 from flink_agents_ltm.api.configuration import ConfigOption, Configuration
 from flink_agents_ltm.api.flink_options import flink_configuration_text, read_agent_options
+from flink_agents_ltm.api.job_errors import JobFailureShaper, install_excepthook
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.python_workers import configure_python_workers
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
@@ -130,6 +132,7 @@ class AgentsExecutionEnvironment:
         self._env = env
         self._config = AgentsConfiguration()
         self._resources: dict[str, tuple[ResourceType, ResourceDescriptor]] = {}
+        self._shaper: JobFailureShaper | None = None
 
     @staticmethod
     def get_execution_environment(env: Any = None) -> AgentsExecutionEnvironment:
@@ -208,7 +211,32 @@ class AgentsExecutionEnvironment:
         return AgentBuilder(self, stream, key_selector)
 
     def execute(self, job_name: str = "flink-agents-ltm") -> Any:
-        return self._env.execute(job_name)
+        """Run the job; a failed job raises
+        :class:`~flink_agents_ltm.api.job_errors.JobFailedError` (a ``Py4JJavaError``
+        whose text is the one-line error the job failed with; its full trace is in the
+        file named by ``trace_file``)."""
+        with self.job_failures().shaping():
+            return self._env.execute(job_name)
+
+    def job_failures(self) -> JobFailureShaper:
+        """What turns a failed job's Py4J error into ``JobFailedError``."""
+        if self._shaper is None:
+            self._shaper = self.shape_job_failures(self.effective_config())
+        return self._shaper
+
+    def shape_job_failures(self, config: AgentsConfiguration) -> JobFailureShaper:
+        """From now on the ways a job runs (``execute`` of this environment and of the
+        ``StreamExecutionEnvironment`` it wraps, ``execute_and_collect`` of the agent's
+        stream) raise ``JobFailedError``, and a script that lets it escape prints the
+        error as its last line (:mod:`~flink_agents_ltm.api.job_errors`)."""
+        shaper = JobFailureShaper(config.get(AgentsOptions.JOB_ID),
+                                  config.get(LongTermMemoryOptions.BASE_DIR))
+        self._shaper = shaper
+        install_excepthook(shaper)
+        # (not on a stand-in for PyFlink's environment, as some tests use)
+        with contextlib.suppress(AttributeError, TypeError):
+            self._env.execute = shaper.wrap(type(self._env).execute.__get__(self._env))
+        return shaper
 
 
 class AgentBuilder:
@@ -237,6 +265,11 @@ class AgentBuilder:
                              f"{type(self._agent).__name__} and on the environment; rename one")
         config = self._agents_env.effective_config()
         self._agents_env.configure_python_workers()
+        shaper = self._agents_env.shape_job_failures(config)
         runtime = importlib.import_module("flink_agents_ltm.runtime.agent_operator")
-        return runtime.build_agent_stream(self._agents_env.env, self._stream, self._key_selector,
-                                          self._agent, config, self._agents_env.resources)
+        stream = runtime.build_agent_stream(self._agents_env.env, self._stream,
+                                            self._key_selector, self._agent, config,
+                                            self._agents_env.resources)
+        with contextlib.suppress(AttributeError, TypeError):
+            stream.execute_and_collect = shaper.wrap_collect(stream.execute_and_collect)
+        return stream

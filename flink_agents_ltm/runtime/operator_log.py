@@ -11,6 +11,16 @@ TaskManager. They still propagate to the root logger (Flink's log file).
 :class:`ProgressLog` writes one line every ``agents.progress-interval-ms`` while
 the operator works; it runs at the end of Flink callbacks on the mailbox
 thread (no thread of its own: a subtask that gets no callbacks does not work).
+
+When an action fails the job, the client prints the error once, as its last line
+(:mod:`~flink_agents_ltm.api.job_errors`). The console therefore does not repeat
+it: the operator's ERROR line of that failure shows on the console as a short
+pointer (the full line stays in Flink's log, through the root logger), and in a
+local process-mode job, whose Python worker runs inside the client's process,
+the traceback Beam's worker prints to standard error for every failed bundle is
+held back (:class:`_QuietWorkerTraces`; Beam also logs it, in full, to Flink's
+log, and it travels in the exception to the client). ``FLINK_AGENTS_LTM_VERBOSE=1``
+keeps both on the console.
 """
 
 from __future__ import annotations
@@ -18,12 +28,41 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from typing import TextIO
+from pathlib import Path
+from typing import Any, TextIO
 
+from flink_agents_ltm.api.job_errors import verbose
 from flink_agents_ltm.runtime.protocols import Clock
 
 PACKAGE_LOGGER = "flink_agents_ltm"
+OPERATOR_LOGGER = "flink_agents_ltm.runtime.agent_operator"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+BEAM_WORKER = ("apache_beam", "runners", "worker", "sdk_worker.py")
+
+
+def _job_failure_pointer(record: logging.LogRecord) -> logging.LogRecord:
+    """The console's copy of the operator's ERROR line (the error that fails the job, which
+    the client prints as its last line): a pointer to it. Other records as they are."""
+    if record.name != OPERATOR_LOGGER or record.levelno < logging.ERROR or verbose():
+        return record
+    kind = _error_type(record)
+    pointer = logging.makeLogRecord(record.__dict__)
+    pointer.msg = (f"an action failed{'' if kind is None else f' with {kind}'}: the job fails "
+                   "(the client's last line says why) or Flink restarts it; the full error "
+                   "is in Flink's log")
+    pointer.args = ()
+    return pointer
+
+
+def _error_type(record: logging.LogRecord) -> str | None:
+    args: Any = record.args
+    if isinstance(args, tuple):
+        for arg in args:
+            if isinstance(arg, BaseException):
+                return type(arg).__name__
+        if len(args) >= 3 and isinstance(args[2], str):  # "agent %s failed on %d: %s: %s"
+            return args[2]
+    return None
 
 
 class _ConsoleHandler(logging.StreamHandler):
@@ -44,6 +83,39 @@ class _ConsoleHandler(logging.StreamHandler):
     def stream(self, _value: TextIO) -> None:
         pass
 
+    def emit(self, record: logging.LogRecord) -> None:
+        super().emit(_job_failure_pointer(record))
+
+
+class _QuietWorkerTraces:
+    """Standard error of a process whose Python worker is Beam's, minus the traceback that
+    worker prints for each failed bundle (Beam logs the same text to Flink's log, and it
+    reaches the client inside the job's exception). Everything else passes through."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        caller = sys._getframe(1)
+        if caller.f_code.co_name == "_execute" and \
+                Path(caller.f_code.co_filename).parts[-len(BEAM_WORKER):] == BEAM_WORKER:
+            return len(text)
+        written: int = self._stream.write(text)
+        return written
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def quiet_worker_traces() -> None:
+    """Hold back Beam's worker tracebacks on this process's standard error (once; not with
+    ``FLINK_AGENTS_LTM_VERBOSE``, nor where the stream is not a plain one)."""
+    stream: Any = sys.stderr
+    if stream is None or verbose() or isinstance(stream, _QuietWorkerTraces) or \
+            getattr(stream.write, "__self__", None) is not stream:
+        return
+    sys.stderr = _QuietWorkerTraces(stream)
+
 
 def log_to_console(execution_mode: str) -> None:
     """Give the package's logger a console handler at INFO, once per process, unless
@@ -56,6 +128,8 @@ def log_to_console(execution_mode: str) -> None:
     standard error: the client's own on the local mini-cluster; on a cluster PyFlink's
     worker turns its standard streams into logging calls, so no handler is added there
     (the lines reach Flink's log through the root logger anyway)."""
+    if execution_mode != "thread":
+        quiet_worker_traces()
     logger = logging.getLogger(PACKAGE_LOGGER)
     if logger.handlers:
         return

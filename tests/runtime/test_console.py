@@ -1,6 +1,6 @@
 """What a user sees on the console of a local job (a fresh Python process running the job,
 nothing configured): the operator's INFO lines in both execution modes, and a failure's
-one-line Python cause before Flink's Java trace."""
+one-line error as the last line, once, with no Python or Java trace on the console."""
 
 import os
 import subprocess
@@ -45,11 +45,14 @@ def test_the_console_shows_the_operator_opening_its_progress_and_its_totals(cons
     assert "RESULTS 9" in output
 
 
-def test_a_failing_job_shows_the_python_cause_before_the_java_trace(console):
+def test_a_failing_job_ends_the_console_with_its_error_once_and_no_trace(console):
     _, returncode, output = console
     assert returncode != 0
-    cause = ("ERROR flink_agents_ltm.runtime.agent_operator: action 'handle' of agent "
-             "BadInputAgent failed for key 'k' (input #0: ('k', 0, 'raise'), InputEvent): "
-             "ValueError: this input is malformed")
-    assert cause in output
-    assert output.index(cause) < output.index("Traceback") < output.index("Py4JJavaError")
+    message = ("action 'handle' of agent BadInputAgent failed for key 'k' (input #0: "
+               "('k', 0, 'raise'), InputEvent): ValueError: this input is malformed")
+    assert output.splitlines()[-1] == f"AgentActionError: {message}"
+    assert output.count(message) == 1
+    assert "ERROR flink_agents_ltm.runtime.agent_operator: an action failed with " \
+        "AgentActionError: the job fails (the client's last line says why)" in output
+    assert "The job failed; its full trace (Python and Java) is in " in output
+    assert "Traceback" not in output and "Py4JJavaError" not in output
