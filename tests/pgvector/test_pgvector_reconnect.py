@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryError, LongTermMemoryOptions
-from flink_agents_ltm.runtime.memory.mem0_long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from tests.pgvector.server import pgvector_server, run_script
 from tests.pgvector.test_pgvector_server import connect
 
