@@ -53,6 +53,8 @@ def main() -> None:
     parser.add_argument("--late-hold-ms", type=int, default=500,
                         help="how long a late key's first input stays mid-action after its add")
     args = parser.parse_args()
+    if args.late_keys and not args.base_dir:
+        parser.error("--late-keys needs --base-dir (the late keys' calls are logged there)")
 
     config = Configuration()
     for key, value in {
