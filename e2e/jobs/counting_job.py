@@ -4,7 +4,9 @@
         --job-id my-job --events 3200 --keys 64 --rate 400 --vector-store-file store.json
 
 The source is a NumberSequenceSource slowed by a Python map to about ``--rate`` events per
-second; input n goes to key ``k{n % keys}``. Prints one ``RESULT {json}`` line per output
+second; input n goes to key ``k{n % keys}``, or with ``--late-keys`` to one of the late keys
+of ``stream_layout`` (whose first input holds ``--late-hold-ms`` after its memory write,
+its calls logged in ``<base-dir>/calls.log``). Prints one ``RESULT {json}`` line per output
 (exactly once per input, checkpointing on, as the results arrive) and ``DONE`` at the end.
 Without ``--vector-store-file`` the memory is the embedded store under ``--base-dir``.
 """
@@ -21,6 +23,7 @@ from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from ltm_agents import CountingAgent
+from stream_layout import first_inputs, key_of, late_inputs
 
 from flink_agents_ltm.api.execution_environment import (
     AgentsExecutionEnvironment,
@@ -45,7 +48,13 @@ def main() -> None:
                              "so that its password is in no command line); without it, the "
                              "embedded store under --base-dir")
     parser.add_argument("--base-dir", help="LongTermMemoryOptions.BASE_DIR")
+    parser.add_argument("--late-keys", type=int, default=0,
+                        help="keys with two inputs, the first mid-stream, the second at the end")
+    parser.add_argument("--late-hold-ms", type=int, default=500,
+                        help="how long a late key's first input stays mid-action after its add")
     args = parser.parse_args()
+    if args.late_keys and not args.base_dir:
+        parser.error("--late-keys needs --base-dir (the late keys' calls are logged there)")
 
     config = Configuration()
     for key, value in {
@@ -72,15 +81,19 @@ def main() -> None:
         agents.set(LongTermMemoryOptions.BASE_DIR, args.base_dir)
 
     pause_s = args.parallelism / args.rate  # each source subtask emits its share
+    late = late_inputs(args.events, args.late_keys, runs=args.parallelism)
+    holds = dict.fromkeys(first_inputs(late), args.late_hold_ms / 1000)
+    log_dir = args.base_dir or ""
 
-    def throttled(n, keys=args.keys, pause_s=pause_s):
+    def throttled(n, keys=args.keys, pause_s=pause_s, late=late, holds=holds):
         import time
         time.sleep(pause_s)
-        return (f"k{n % keys}", n)
+        return (key_of(n, keys, late), n, holds.get(n, 0.0), log_dir)
 
     numbers = env.from_source(NumberSequenceSource(0, args.events - 1),
                               WatermarkStrategy.no_watermarks(), "numbers")
-    inputs = numbers.map(throttled, output_type=Types.TUPLE([Types.STRING(), Types.LONG()]))
+    inputs = numbers.map(throttled, output_type=Types.TUPLE(
+        [Types.STRING(), Types.LONG(), Types.DOUBLE(), Types.STRING()]))
     results = (agents_env.from_datastream(inputs, key_selector=lambda r: r[0])
                .apply(CountingAgent()).to_datastream())
     with results.execute_and_collect(f"counting-{args.job_id}") as lines:

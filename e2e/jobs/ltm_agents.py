@@ -42,16 +42,47 @@ class NoteTakingAgent(Agent):
             "key": key, "n": n, "id": note_id, "seen": seen, "pid": os.getpid()})))
 
 
-def remember(events, key, n):
+def log_call(log_dir, name, key, n):
+    """A line ``name key n pid`` in ``<log_dir>/calls.log`` (0600): the failover test
+    counts how often each late key's first input ran its calls."""
+    fd = os.open(os.path.join(log_dir, "calls.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                 0o600)
+    with os.fdopen(fd, "a") as log:
+        log.write(f"{name} {key} {n} {os.getpid()}\n")
+
+
+def remember(events, key, n, log_dir=None):
     """On a worker thread: one row in the store per input, naming the process that wrote it
-    and when (the failover test checks that no worker of a killed TaskManager wrote later)."""
+    and when (the failover test checks that no worker of a killed TaskManager wrote later);
+    with ``log_dir``, each run is logged (:func:`log_call`)."""
+    if log_dir:
+        log_call(log_dir, "remember", key, n)
     [item_id] = events.add(f"{key} event {n}", {"pid": os.getpid(), "written_at": time.time()})
     return item_id
 
 
+def hold(log_dir, key, n, seconds):
+    """On a worker thread: keeps the action going after its memory write, so that a
+    checkpoint finds it mid-action with the write recorded; each run logged. A hold that
+    ran twice while the add ran once: the restored checkpoint held the input mid-action.
+    Run again (a replay after a failure), it returns at once: the input then ends soon
+    after the recovery, before its key's next input arrives."""
+    again = f"hold {key} {n} "
+    try:
+        with open(os.path.join(log_dir, "calls.log")) as log:
+            replayed = any(line.startswith(again) for line in log)
+    except FileNotFoundError:
+        replayed = False
+    log_call(log_dir, "hold", key, n)
+    if not replayed:
+        time.sleep(seconds)
+
+
 class CountingAgent(Agent):
     """Counts its key's inputs in short-term memory and remembers each in long-term memory;
-    one output per input: ``{"key", "n", "count", "id", "pid"}``."""
+    one output per input: ``{"key", "n", "count", "id", "pid"}``. An input is ``(key, n,
+    hold_s, log_dir)``: with ``hold_s``, the action then holds that long (:func:`hold`), and
+    both its calls are logged in ``log_dir``."""
 
     @embedding_model_setup
     def hashing():
@@ -59,10 +90,13 @@ class CountingAgent(Agent):
 
     @action(InputEvent)
     async def count(event, ctx):
-        key, n = event.input
+        key, n, hold_s, log_dir = event.input
         count = (ctx.short_term_memory.get("count") or 0) + 1
         ctx.short_term_memory.set("count", count)
         events = ctx.long_term_memory.get_memory_set("events")
-        item_id = await ctx.durable_execute_async(remember, events, key, n)
+        item_id = await ctx.durable_execute_async(remember, events, key, n,
+                                                  log_dir if hold_s else None)
+        if hold_s:
+            await ctx.durable_execute_async(hold, log_dir, key, n, hold_s)
         ctx.send_event(OutputEvent(json.dumps({"key": key, "n": n, "count": count,
                                                "id": item_id, "pid": os.getpid()})))
