@@ -99,6 +99,13 @@ class AgentsOptions:
         "demos; nothing survives the process), a name registered under the entry point group "
         "'flink_agents_ltm.long_term_memory', or 'module:callable' called as "
         "callable(job_id, config, mailbox_check, resources=...).")
+    LONG_TERM_MEMORY_OPEN_AT_START: ConfigOption[bool | None] = ConfigOption(
+        "agents.long-term-memory.open-at-start", bool, None,
+        "Build the long-term memory when the operator opens, so that a wrong password, a "
+        "server that is down or a missing extra fails the job at start, not at the first "
+        "memory use: true, or false (built on first use). Unset: at start when the job names "
+        "a vector store (long-term-memory.vector-store), on first use otherwise (a job that "
+        "never uses it never loads the embedding model).")
 
     VALIDATORS: ClassVar[dict[str, Callable[[ConfigOption[Any], Any], None]]] = {
         ASYNC_CAPACITY.key: _positive,

@@ -25,6 +25,9 @@ from pyflink.datastream.state import MapStateDescriptor, StateTtlConfig, ValueSt
 
 from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
+from flink_agents_ltm.api.memory.errors import LongTermMemoryError
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.redaction import chainable, redact_text
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.runtime.durable import describe
 from flink_agents_ltm.runtime.keyed_runs import (
@@ -85,11 +88,11 @@ class AgentOperator(KeyedProcessFunction):
         self.stats = OperatorStats()
         self._metrics = OperatorMetrics(runtime_context.get_metrics_group(), self.stats)
         factory = config.get(AgentsOptions.LONG_TERM_MEMORY_FACTORY)
-        memory = LazyActionMemory(
-            self._memory_builder(factory),
-            "Mem0 (the default)" if factory == DEFAULT_FACTORY else
-            f"agents.long-term-memory.factory '{factory}'",
-            self._check)
+        source = ("Mem0 (the default)" if factory == DEFAULT_FACTORY else
+                  f"agents.long-term-memory.factory '{factory}'")
+        memory = LazyActionMemory(self._memory_builder(factory), source, self._check)
+        if self._opens_memory_at_start(config):
+            self._open_memory(memory, source)
         settings = EngineSettings(
             agent_name=self._name, timeout_s=timeout_s,
             poll_ms=config.get(AgentsOptions.ASYNC_POLL_INTERVAL_MS),
@@ -109,6 +112,28 @@ class AgentOperator(KeyedProcessFunction):
             number_of_subtasks(runtime_context), mode, config.get(AgentsOptions.JOB_ID),
             capacity, timeout_s, settings.poll_ms, config.get(AgentsOptions.ERROR_HANDLING),
             settings.retain, "flink_agents")
+
+    @staticmethod
+    def _opens_memory_at_start(config: AgentsConfiguration) -> bool:
+        at_start = config.get(AgentsOptions.LONG_TERM_MEMORY_OPEN_AT_START)
+        if at_start is None:  # a job that names a store uses long-term memory
+            return config.get(LongTermMemoryOptions.VECTOR_STORE) is not None
+        return at_start
+
+    def _open_memory(self, memory: LazyActionMemory, source: str) -> None:
+        """Build the long-term memory now (it connects to its store and loads its model),
+        so that a wrong password, a server that is down or a missing extra fails the job
+        when it starts, naming the cause, instead of at its first memory use."""
+        try:
+            memory.get()
+        except Exception as error:
+            if type(error).__module__.startswith("flink_agents_ltm."):
+                raise  # ours (MissingExtraError, LongTermMemoryError, ...): already clear
+            raise LongTermMemoryError(
+                f"agent {self._name} on subtask {self._subtask}: the long-term memory "
+                f"({source}) could not be opened at job start: {type(error).__name__}: "
+                f"{redact_text(str(error))} (agents.long-term-memory.open-at-start=false "
+                "opens it at its first use instead)") from chainable(error)
 
     def close(self):
         engine = self._engine

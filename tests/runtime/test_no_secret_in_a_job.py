@@ -50,6 +50,8 @@ def test_a_wrong_password_reaches_no_exception_log_file_or_command_line(
     config.set(AgentsOptions.JOB_ID, "secret-job")
     config.set(LongTermMemoryOptions.VECTOR_STORE, store)
     config.set(LongTermMemoryOptions.BASE_DIR, str(memory_dir))
+    # The store is reached at the first memory use, mid-run, while ps looks at the processes.
+    config.set(AgentsOptions.LONG_TERM_MEMORY_OPEN_AT_START, False)
     stream = env.from_collection([("k", str(signals))],
                                  type_info=Types.TUPLE([Types.STRING(), Types.STRING()]))
     out = agents_env.from_datastream(stream, key_selector=lambda r: r[0]).apply(

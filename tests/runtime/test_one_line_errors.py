@@ -114,8 +114,10 @@ def test_an_unreachable_store_ends_stderr_with_its_error_and_its_password_is_now
 
     assert result.returncode == 1, failure(result)
     last = result.stderr.splitlines()[-1]
-    assert last.startswith("AgentActionError: action 'remember' of agent RememberingAgent "
-                           "failed for key 'alice'"), failure(result)
+    # A job that names a store opens it when the operator opens, before any input.
+    assert last.startswith("LongTermMemoryError: agent RememberingAgent on subtask 0: the "
+                           "long-term memory (Mem0 (the default)) could not be opened at job "
+                           "start: ConnectionError: "), failure(result)
     assert f"cannot connect to the pgvector store at 127.0.0.1:{port}/mem0" in last
     assert result.stderr.count(last.split(": ", 1)[1]) == 1, failure(result)
     trace = trace_file_named_in(result.stderr).read_text()
