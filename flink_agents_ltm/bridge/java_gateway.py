@@ -36,6 +36,7 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     MemorySetItem,
     UnboundMemorySetError,
 )
+from flink_agents_ltm.api.memory.write_position import BODY, write_position
 from flink_agents_ltm.bridge.memory_sets import to_python_memory_set
 from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
 
@@ -131,10 +132,13 @@ class JavaLongTermMemoryGateway:
     def _set(self, name: str, key: str | None, observation_id: str | None, suppressed: bool):
         return to_python_memory_set(name, key, observation_id, suppressed, ltm=self._ltm)
 
-    def add(self, name, key, observation_id, suppressed, items, metadatas):
+    def add(self, name, key, observation_id, suppressed, items, metadatas, position=BODY):
+        """``position``: the write position Java's agent runtime is at (``body`` or
+        ``call<k>``), so a Java action's items get the same replay-stable ids as Python's."""
         def call():
             memory_set = self._set(name, key, observation_id, suppressed)
-            return list(self._ltm.add(memory_set, _plain(items), _plain(metadatas)))
+            with write_position(str(position)):
+                return list(self._ltm.add(memory_set, _plain(items), _plain(metadatas)))
         return _answer(call)
 
     def get(self, name, key, observation_id, suppressed, ids, filters, limit):

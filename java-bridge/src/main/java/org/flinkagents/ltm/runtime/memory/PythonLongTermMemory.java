@@ -155,7 +155,8 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
                         memorySet.getObservationId(),
                         memorySet.isObservationSuppressed(),
                         items == null ? null : new ArrayList<>(items),
-                        metadatas == null ? null : copyMaps(metadatas)));
+                        metadatas == null ? null : copyMaps(metadatas),
+                        WritePosition.current()));
     }
 
     @Override

@@ -1,0 +1,60 @@
+package org.flinkagents.ltm.runtime.agent;
+
+import java.io.ObjectStreamException;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+
+import org.flinkagents.ltm.api.Event;
+
+/**
+ * What a key's run in progress has done, kept in keyed state (Java-serialized) whenever the
+ * run parks, so that a checkpoint sees whole steps: the events each completed step sent, the
+ * outputs and memory writes of completed steps (applied only when the run ends) and the durable
+ * results of the current step.
+ */
+final class RunRecord implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** The events sent by each completed step, by step index. */
+    final ArrayList<ArrayList<Event>> steps = new ArrayList<>();
+    final ArrayList<Object> outputs = new ArrayList<>();
+    /** Short-term-memory writes of completed steps; {@link Removed#INSTANCE} for a removal. */
+    final HashMap<String, Object> shortTerm = new HashMap<>();
+    final HashMap<String, Object> sensory = new HashMap<>();
+    /** The recorded durable calls of the current step, in call order. */
+    final ArrayList<RecordedCall> calls = new ArrayList<>();
+    /** An action of this key's work added a long-term-memory item: keep the input counter. */
+    boolean keepsCounter;
+    /** The poll timer registered for the key, or -1. */
+    long pollTimer = -1;
+
+    /** A recorded durable call: its id and its Java-serialized result or exception. */
+    static final class RecordedCall implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final String id;
+        final byte[] result;
+        final boolean failed;
+
+        RecordedCall(String id, byte[] result, boolean failed) {
+            this.id = id;
+            this.result = result;
+            this.failed = failed;
+        }
+    }
+
+    /** The value of a field removed by a step whose run has not ended. */
+    static final class Removed implements Serializable {
+        private static final long serialVersionUID = 1L;
+        static final Removed INSTANCE = new Removed();
+
+        private Object readResolve() throws ObjectStreamException {
+            return INSTANCE;
+        }
+    }
+
+    static List<Event> none() {
+        return List.of();
+    }
+}

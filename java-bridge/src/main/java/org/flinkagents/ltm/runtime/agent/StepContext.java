@@ -1,0 +1,269 @@
+package org.flinkagents.ltm.runtime.agent;
+
+import java.io.IOException;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.function.Function;
+
+import org.apache.flink.util.InstantiationUtil;
+import org.flinkagents.ltm.api.DurableCallable;
+import org.flinkagents.ltm.api.Event;
+import org.flinkagents.ltm.api.MemoryObject;
+import org.flinkagents.ltm.api.RunnerContext;
+import org.flinkagents.ltm.api.memory.BaseLongTermMemory;
+import org.flinkagents.ltm.runtime.memory.WritePosition;
+
+/**
+ * The context of one attempt of one step (one action on one event). Everything the attempt
+ * sends or writes stays here until the step completes; an attempt that parks is dropped and the
+ * step runs again from its start once the awaited call is recorded.
+ */
+final class StepContext implements RunnerContext {
+    private final AgentOperator<?, ?, ?> operator;
+    private final Object key;
+    private final RunRecord record;
+    final String action;
+    final String observationId;
+    final String where;
+    final ArrayList<Event> sent = new ArrayList<>();
+    final HashMap<String, Object> shortTermWrites = new HashMap<>();
+    final HashMap<String, Object> sensoryWrites = new HashMap<>();
+    int nextCall;
+    InFlight parked;
+    boolean usedLongTermMemory;
+    private boolean active = true;
+
+    StepContext(AgentOperator<?, ?, ?> operator, Object key, RunRecord record, String action,
+            String observationId, String where) {
+        this.operator = operator;
+        this.key = key;
+        this.record = record;
+        this.action = action;
+        this.observationId = observationId;
+        this.where = where;
+    }
+
+    /** A durable call on the pool that the step awaits. */
+    static final class InFlight {
+        final int index;
+        final String id;
+        final CompletableFuture<RunRecord.RecordedCall> future;
+
+        InFlight(int index, String id, CompletableFuture<RunRecord.RecordedCall> future) {
+            this.index = index;
+            this.id = id;
+            this.future = future;
+        }
+    }
+
+    void end() {
+        active = false;
+    }
+
+    private void checkActive(String what) {
+        if (!active) {
+            throw new IllegalStateException(what + " on the context of action '" + action
+                    + "' (" + where + ") after the action returned: a RunnerContext is valid only "
+                    + "during the action that received it; keep no reference to it");
+        }
+        if (parked != null) {
+            throw new IllegalStateException(what + " in action '" + action + "' (" + where
+                    + ") after durableExecuteAsync parked it: let the runtime's signal (an Error) "
+                    + "propagate, don't catch Throwable around durableExecuteAsync");
+        }
+    }
+
+    @Override
+    public void sendEvent(Event event) {
+        checkActive("sendEvent");
+        if (event == null) {
+            throw new IllegalArgumentException("action '" + action + "' (" + where + ") sent "
+                    + "null: send an Event (an OutputEvent for an output)");
+        }
+        sent.add(event);
+    }
+
+    @Override
+    public MemoryObject getShortTermMemory() {
+        checkActive("getShortTermMemory");
+        return new Fields("short-term memory", shortTermWrites, record.shortTerm,
+                operator::shortTermValue, operator::shortTermNames);
+    }
+
+    @Override
+    public MemoryObject getSensoryMemory() {
+        checkActive("getSensoryMemory");
+        return new Fields("sensory memory", sensoryWrites, record.sensory, n -> null, TreeSet::new);
+    }
+
+    @Override
+    public BaseLongTermMemory getLongTermMemory() {
+        checkActive("getLongTermMemory");
+        usedLongTermMemory = true;
+        return operator.longTermMemory(this, key, observationId);
+    }
+
+    @Override
+    public Object getKey() {
+        return key;
+    }
+
+    private RunRecord.RecordedCall replayed(DurableCallable<?> callable) {
+        if (callable == null) {
+            throw new IllegalArgumentException("action '" + action + "' (" + where + ") passed a "
+                    + "null DurableCallable: pass DurableCallable.of(id, () -> ...)");
+        }
+        int index = nextCall;
+        if (index >= record.calls.size()) {
+            return null;
+        }
+        RunRecord.RecordedCall recorded = record.calls.get(index);
+        if (!recorded.id.equals(callable.getId())) {
+            throw new NonDeterministicReplayException("durable call #" + index + " of action '"
+                    + action + "' (" + where + ") was recorded as '" + recorded.id + "', but the "
+                    + "replayed action now calls '" + callable.getId() + "': after a restore an "
+                    + "action must make the same durable calls in the same order; its code "
+                    + "changed since the checkpoint, or its control flow depends on time, "
+                    + "randomness or outside state");
+        }
+        nextCall++;
+        return recorded;
+    }
+
+    @SuppressWarnings("unchecked")
+    private <T> T answer(RunRecord.RecordedCall recorded) throws Exception {
+        Object value;
+        try {
+            value = InstantiationUtil.deserializeObject(recorded.result, operator.userClassLoader());
+        } catch (IOException | ClassNotFoundException e) {
+            throw new IllegalStateException("the recorded result of durable call '" + recorded.id
+                    + "' of action '" + action + "' (" + where + ") cannot be read back: " + e, e);
+        }
+        if (recorded.failed) {
+            if (value instanceof Exception) {
+                throw (Exception) value;
+            }
+            throw (Error) value;
+        }
+        return (T) value;
+    }
+
+    @Override
+    public <T> T durableExecute(DurableCallable<T> callable) throws Exception {
+        checkActive("durableExecute");
+        RunRecord.RecordedCall recorded = replayed(callable);
+        if (recorded == null) {
+            int index = nextCall++;
+            recorded = run(callable, index, action, where);
+            record.calls.add(recorded);
+        }
+        return answer(recorded);
+    }
+
+    @Override
+    public <T> T durableExecuteAsync(DurableCallable<T> callable) throws Exception {
+        checkActive("durableExecuteAsync");
+        RunRecord.RecordedCall recorded = replayed(callable);
+        if (recorded != null) {
+            return answer(recorded);
+        }
+        int index = nextCall;
+        String id = callable.getId();
+        ExecutorService pool = operator.pool();
+        parked = new InFlight(index, id, CompletableFuture.supplyAsync(
+                () -> run(callable, index, action, where), pool));
+        throw ParkSignal.INSTANCE;
+    }
+
+    /** Runs a call at its write position and records what it gave (any thread). */
+    static RunRecord.RecordedCall run(DurableCallable<?> callable, int index, String action,
+            String where) {
+        Object value;
+        boolean failed = false;
+        try {
+            value = WritePosition.at(WritePosition.call(index), callable::call);
+        } catch (Exception e) {
+            value = e;
+            failed = true;
+        }
+        try {
+            return new RunRecord.RecordedCall(callable.getId(),
+                    InstantiationUtil.serializeObject(value), failed);
+        } catch (IOException e) {
+            String type = value == null ? "null" : value.getClass().getName();
+            throw new AgentActionException("durable call '" + callable.getId() + "' (#" + index
+                    + ") of action '" + action + "' (" + where + ") " + (failed ? "threw" : "returned")
+                    + " a " + type + ", which does not serialize (" + e + "): its result is kept "
+                    + "in keyed state, return a Serializable value", e);
+        }
+    }
+
+    /** A memory seen through this attempt's writes, the run's and the key's state. */
+    private final class Fields implements MemoryObject {
+        private final String what;
+        private final Map<String, Object> writes;
+        private final Map<String, Object> ofRun;
+        private final Function<String, Object> stored;
+        private final java.util.function.Supplier<Set<String>> storedNames;
+
+        Fields(String what, Map<String, Object> writes, Map<String, Object> ofRun,
+                Function<String, Object> stored, java.util.function.Supplier<Set<String>> names) {
+            this.what = what;
+            this.writes = writes;
+            this.ofRun = ofRun;
+            this.stored = stored;
+            this.storedNames = names;
+        }
+
+        @Override
+        public Object get(String name) {
+            checkActive(what + ".get");
+            Object value = writes.containsKey(name) ? writes.get(name)
+                    : ofRun.containsKey(name) ? ofRun.get(name) : stored.apply(name);
+            return value == RunRecord.Removed.INSTANCE ? null : value;
+        }
+
+        @Override
+        public void set(String name, Object value) {
+            checkActive(what + ".set");
+            if (name == null) {
+                throw new IllegalArgumentException("action '" + action + "' (" + where + ") "
+                        + "set a field of its " + what + " with a null name: name the field");
+            }
+            if (value != null && !(value instanceof Serializable)) {
+                throw new IllegalArgumentException("action '" + action + "' (" + where + ") set "
+                        + what + " field '" + name + "' to a " + value.getClass().getName()
+                        + ", which is not Serializable: the " + what + " is kept in keyed state, "
+                        + "store a Serializable value (String, Long, a Serializable class)");
+            }
+            writes.put(name, value == null ? RunRecord.Removed.INSTANCE : value);
+        }
+
+        @Override
+        public boolean isExist(String name) {
+            return get(name) != null;
+        }
+
+        @Override
+        public Set<String> getFieldNames() {
+            checkActive(what + ".getFieldNames");
+            Set<String> names = new TreeSet<>(storedNames.get());
+            for (Map<String, Object> layer : java.util.List.of(ofRun, writes)) {
+                for (Map.Entry<String, Object> e : layer.entrySet()) {
+                    if (e.getValue() == RunRecord.Removed.INSTANCE) {
+                        names.remove(e.getKey());
+                    } else {
+                        names.add(e.getKey());
+                    }
+                }
+            }
+            return names;
+        }
+    }
+}
