@@ -6,7 +6,11 @@ import re
 import pytest
 
 from tests.examples.test_first_agent import readme_block_after, replies
-from tests.install.conftest import venv_fixture
+from tests.install.conftest import (
+    check_the_jobs_processes,
+    run_remote_embedder_job,
+    venv_fixture,
+)
 from tests.install.profiles import EXTRA_MODULES, importable, package_location, run_in
 from tests.job_runner import ROOT, failure
 
@@ -50,3 +54,13 @@ def test_the_readmes_agent_copied_to_my_job_runs_twice_and_the_second_run_recall
     assert again["alice"][0] == (1, sorted(["My teapot has not arrived yet.",
                                             "Any news about my teapot?"]))
     assert again["bob"] == [(1, ["Can I change my delivery address?"])]
+
+
+def test_a_job_on_a_remote_embedding_model_never_imports_torch_even_where_it_is_installed(
+        venv, outside):
+    replies, reports, _ = run_remote_embedder_job(venv, outside, "thread")
+    assert replies == {"alice": [[], ["My teapot has not arrived yet."]], "bob": [[]]}
+    client, workers = check_the_jobs_processes(venv, reports, "thread")
+    for process in (client, *workers):
+        loaded = set(process["modules"]) & set(EXTRA_MODULES["local-embedder"])
+        assert loaded == set(), process["role"]
