@@ -71,6 +71,9 @@ class ActionExecution:
     short_term: KeyedMemoryStore
     coroutine: Coroutine[Any, Any, Any] | None = None
     pending: CallHandle | None = None
+    # Calls left running past their timeout or their step's failure: their threads may
+    # still store long-term-memory items under this step's observation id.
+    abandoned_calls: int = 0
 
 
 class _RefusingEventLoop:
@@ -132,6 +135,7 @@ class ActionDriver:
                 return PARKED
             if self._pool.time_out(handle):
                 execution.pending = None
+                execution.abandoned_calls += 1
                 self._stats.durable_calls_timed_out += 1
                 return self._drive(execution, None, DurableCallTimeoutError(
                     f"durable call {handle.call.name} did not finish within "
@@ -142,6 +146,8 @@ class ActionDriver:
 
     def close(self, execution: ActionExecution) -> None:
         """The execution is abandoned (its step failed): a call it awaits runs on, dropped."""
+        if execution.pending is not None and not execution.pending.done:
+            execution.abandoned_calls += 1
         execution.pending = None
         if execution.coroutine is not None:
             execution.coroutine.close()

@@ -473,7 +473,7 @@ class KeyedRunEngine:
         except Exception as error:
             raise StepFailed(error) from error
         outcome = self._memory.end_action(execution.observation_id, completed=True)
-        if outcome.items_added:
+        if outcome.items_added or execution.abandoned_calls:
             self._keep_counter(work)
         memory_events = [memory_event_for(o) for o in outcome.observations]
         if memory_events:
@@ -499,7 +499,10 @@ class KeyedRunEngine:
         action_name = "?"
         if execution is not None:
             self._driver.close(execution)
-            if self._memory.end_action(execution.observation_id, completed=False).items_added:
+            # A call abandoned past its timeout may store items later, under this step's
+            # ids: the key keeps its counter so that its next input never reuses them.
+            if (self._memory.end_action(execution.observation_id, completed=False).items_added
+                    or execution.abandoned_calls):
                 self._keep_counter(work)
             event_name = type(execution.event).__name__
             action_name = execution.action.name
