@@ -8,8 +8,8 @@ from flink_agents_ltm.api.events import InputEvent, OutputEvent
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.runtime.harness import AgentHarness
+from runtime import embedded_rows
 
 JOB = "abandoned-ids"
 
@@ -30,12 +30,7 @@ class AddInACallAgent(Agent):
 
 
 def rows(tmp_path):
-    memory, release = acquire_memory(StoreSpec(JOB, embedder="hashing", base_dir=tmp_path))
-    try:
-        found = memory.get_all(filters={"user_id": JOB}, top_k=100)["results"]
-    finally:
-        release()
-    return {row["id"]: row["memory"] for row in found}
+    return embedded_rows.rows(JOB, tmp_path)
 
 
 def test_a_call_that_stores_after_its_timeout_keeps_the_keys_next_input_apart(tmp_path):

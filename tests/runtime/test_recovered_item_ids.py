@@ -23,8 +23,8 @@ from flink_agents_ltm.api.resources import (
 )
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.runtime.harness import AgentHarness
+from runtime import embedded_rows
 
 
 def echo(value):
@@ -110,13 +110,7 @@ JOB = "recovered-ids"
 
 
 def rows(tmp_path):
-    """Every row of the job in the store: ``{id: text}``."""
-    memory, release = acquire_memory(StoreSpec(JOB, embedder="hashing", base_dir=tmp_path))
-    try:
-        found = memory.get_all(filters={"user_id": JOB}, top_k=100)["results"]
-    finally:
-        release()
-    return {row["id"]: row["memory"] for row in found}
+    return embedded_rows.rows(JOB, tmp_path)
 
 
 def assert_one_row_per_input(restored, tmp_path):
