@@ -300,13 +300,6 @@ class EmbeddedVectorStore(VectorStoreBase):
                              [(self.collection_name, str(i)) for i in vector_ids])
         self._erase_from_log(conn)
 
-    def compact(self) -> None:
-        """``VACUUM``: rebuild the file without its free pages (which ``secure_delete``
-        already zeroed), shrinking it, and truncate the log. Waits for the write lock."""
-        conn = self._connection()
-        conn.execute("VACUUM")
-        self._erase_from_log(conn)
-
     def get(self, vector_id: str) -> StoredVector | None:
         row = self._connection().execute(
             "SELECT id, payload FROM vectors WHERE collection = ? AND id = ?",
@@ -464,6 +457,24 @@ def _json(payload: Mapping[str, Any]) -> str:
         return json.dumps(payload, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise TypeError(f"the embedded store keeps JSON values only: {error}") from None
+
+
+def vacuum(path: str | Path) -> None:
+    """``VACUUM`` the store file at ``path`` (which must exist) and truncate its log: the
+    file is rebuilt without its free pages (which ``secure_delete`` already zeroed), so it
+    shrinks to the rows it holds. Waits for the write lock like any writer; a job may keep
+    running on the file."""
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"no embedded store at {file}")
+    conn = sqlite3.connect(file, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA secure_delete = ON")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
 
 
 def _create_private(path: Path) -> None:
