@@ -2,7 +2,7 @@
 
     flink-agents-ltm erase-key --job-id JOB --key KEY [--key KEY2 ...]
                                [--config FILE | --config-env VAR] [--vector-store-file FILE]
-                               [--embedding-dims N] [--json]
+                               [--embedding-dims N] [--json] [--compact]
     flink-agents-ltm doctor [--config FILE | --config-env VAR] [--vector-store-file FILE]
                             [--embedding-dims N] [--check NAME ...]
 
@@ -19,7 +19,10 @@ The key is the key's text (``str(key)`` of the stream's key: the keys ``7`` and 
 share one memory). Erasing needs no model: chat model options are ignored, and a job
 whose embedding model is a declared resource passes its vector size with
 ``--embedding-dims`` (the store is checked against it; nothing is embedded and no model
-is loaded).
+is loaded). ``--compact`` then removes the erased rows' bytes from the store's files:
+``VACUUM FULL`` of the table on pgvector (an exclusive lock on the table while it runs; a
+plain ``VACUUM`` leaves the bytes in the heap and index files), ``VACUUM`` of the file on
+the embedded store.
 
 This module sits above the layers: it uses the runtime's factories, which find the
 integrations by name.
@@ -264,6 +267,7 @@ def erase_key(args: argparse.Namespace) -> int:
     config, resources = memory_options(values, args.embedding_dims)
     factory = args.factory or config.get(AgentsOptions.LONG_TERM_MEMORY_FACTORY) or DEFAULT
     where = describe_store(config, args.job_id)
+    compact = compaction(config, args.job_id, factory) if args.compact else None
     if factory == DEFAULT:
         require_store(config, args.job_id)
     log.info("erasing %d key(s) of job '%s' from %s (factory %s, configuration from %s)",
@@ -281,7 +285,42 @@ def erase_key(args: argparse.Namespace) -> int:
                       f"{args.job_id!r} from {where}", flush=True)
     finally:
         memory.close()
+    if compact is not None:
+        log.info("compacting %s", where)
+        compact()
+        print(f"compacted {where}" if not args.json else json.dumps(
+            {"job_id": args.job_id, "compacted": True, "store": where}), flush=True)
     return 0
+
+
+def compaction(config: AgentsConfiguration, job_id: str, factory: str
+               ) -> Callable[[], None]:
+    """What ``--compact`` runs after erasing, checked before anything is erased: ``VACUUM
+    FULL`` of the collection's table on pgvector, ``VACUUM`` of the job's file on the
+    embedded store; other stores are refused."""
+    from flink_agents_ltm.runtime.memory.factories import DEFAULT
+
+    store = config.get(LongTermMemoryOptions.VECTOR_STORE)
+    if factory != DEFAULT:
+        raise UsageError(f"--compact works with the {DEFAULT} factory's stores, not with the "
+                         f"factory {factory!r}")
+    if store is None:
+        from flink_agents_ltm.integrations.mem0 import embedded_store
+        from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec
+
+        base = config.get(LongTermMemoryOptions.BASE_DIR)
+        spec = StoreSpec(job_id, base_dir=Path(base).expanduser() if base else None)
+        file = spec.resolved_vector_store()["config"]["path"]
+        return lambda: embedded_store.vacuum(file)
+    if isinstance(store, dict) and store.get("provider") == "pgvector":
+        from flink_agents_ltm.integrations.mem0 import pgvector_store
+
+        settings = dict(store.get("config") or {})
+        table = settings.get("collection_name") or _MEM0_PGVECTOR_COLLECTION
+        return lambda: pgvector_store.vacuum_full(settings, table)
+    provider = store.get("provider") if isinstance(store, dict) else store
+    raise UsageError(f"--compact works on the embedded store and on pgvector, not on the "
+                     f"{provider!r} store")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -336,6 +375,12 @@ def parser() -> argparse.ArgumentParser:
                             "configuration names one); nothing is embedded")
     erase.add_argument("--json", action="store_true",
                        help="print one JSON object per key erased instead of a sentence")
+    erase.add_argument("--compact", action="store_true",
+                       help="after erasing, remove the erased rows' bytes from the store's "
+                            "files: on pgvector VACUUM FULL of the collection's table, which "
+                            "takes an exclusive lock on the table for its whole duration "
+                            "(every job's reads and writes on it wait); on the embedded store "
+                            "VACUUM of the job's file")
     erase.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     erase.set_defaults(run=erase_key)
     doctor = commands.add_parser(

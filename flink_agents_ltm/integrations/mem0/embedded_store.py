@@ -27,6 +27,15 @@ disk (WAL needs shared memory: not on NFS), and folder and files are private
 (0700 / 0600). ``insert`` with an existing id replaces that row (an upsert), so
 replayed writes with the same ids do not duplicate.
 
+Erasure: SQLite overwrites deleted rows and freed pages with zeros (``secure_delete``), and
+every delete (and every write that replaces a row's text) checkpoints the write-ahead log and
+truncates it, whose frames still hold the rows as written. A connection that holds a read
+snapshot from before the delete may still read the deleted rows, so their bytes must stay
+until it ends: the delete waits for such readers (a read here lasts one statement), at most
+``erasure_wait_ms`` (default :data:`ERASURE_WAIT_MS`). Past that bound the delete returns,
+logs a warning, and the text leaves the log at this store's first call after the reader
+ended (any call, or ``close``): that is the bound of an erasure under a long reader.
+
 Registered in Mem0's ``VectorStoreFactory`` as :data:`PROVIDER`.
 """
 
@@ -60,6 +69,9 @@ log = logging.getLogger(__name__)
 PROVIDER = "flink_agents_embedded"
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
 BUSY_TIMEOUT_MS = 60_000
+# How long a delete waits for readers of an older snapshot before it leaves its checkpoint
+# to this store's next call; a writer of the file waits meanwhile.
+ERASURE_WAIT_MS = 10_000
 # Rows (a 384-dimensional vector is 1.5 kB) stay inside their b-tree page, so the rows of
 # one scope lie side by side instead of on overflow pages.
 PAGE_SIZE = 65_536
@@ -92,6 +104,9 @@ class EmbeddedStoreConfig(BaseModel):
     path: str = Field(description="the SQLite file; its folder is created (0700)")
     collection_name: str = "flink_agents_ltm"
     embedding_model_dims: int = Field(gt=0)
+    erasure_wait_ms: int = Field(default=ERASURE_WAIT_MS, ge=0, description=(
+        "how long a delete waits for readers of an older snapshot to end so that the deleted "
+        "text leaves the write-ahead log before the delete returns"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,14 +122,21 @@ class EmbeddedVectorStore(VectorStoreBase):
     """Mem0 ``VectorStoreBase`` on one SQLite file; thread-safe; shared by processes.
 
     Deleted text leaves the disk: SQLite overwrites deleted rows (``secure_delete``) and a
-    delete truncates the write-ahead log, whose frames still hold the rows as written.
+    delete truncates the write-ahead log, whose frames still hold the rows as written (after
+    waiting up to ``erasure_wait_ms`` for readers of an older snapshot; see the module).
     """
 
     upserts_on_insert = True  # an existing id is replaced (see row_writes)
 
     def __init__(self, path: str, embedding_model_dims: int,
-                 collection_name: str = "flink_agents_ltm"):
+                 collection_name: str = "flink_agents_ltm",
+                 erasure_wait_ms: int = ERASURE_WAIT_MS):
+        if erasure_wait_ms < 0:
+            raise ValueError(f"erasure_wait_ms must be 0 or more, got {erasure_wait_ms}")
         self.path = Path(path)
+        self.erasure_wait_ms = int(erasure_wait_ms)
+        # A delete whose checkpoint a reader blocked: the next call of any thread retries it.
+        self._erasure_pending = False
         self.collection_name = collection_name
         self.embedding_model_dims = int(embedding_model_dims)
         self._local = threading.local()
@@ -143,13 +165,40 @@ class EmbeddedVectorStore(VectorStoreBase):
             self._local.connection = conn
             with self._connections_lock:
                 self._connections.append(conn)
+        if self._erasure_pending:
+            self._erase_from_log(conn, wait_ms=0)
         return conn
 
     def _write(self) -> _WriteTransaction:
         return _WriteTransaction(self._connection())
 
+    def _erase_from_log(self, conn: sqlite3.Connection, wait_ms: int | None = None) -> bool:
+        """Copy the log into the file (where ``secure_delete`` zeroed the deleted rows) and
+        truncate it to nothing, waiting up to ``wait_ms`` (default ``erasure_wait_ms``) for
+        readers of an older snapshot; ``False`` (and the erasure left pending for the next
+        call) when one still held it."""
+        wait = self.erasure_wait_ms if wait_ms is None else wait_ms
+        conn.execute(f"PRAGMA busy_timeout = {wait}")
+        try:
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if busy and wait_ms is None:
+            log.warning("a reader of the embedded store %s held a snapshot from before a "
+                        "delete for over %d ms: the deleted rows stay in its write-ahead log "
+                        "until this store's first call after that reader ends", self.path,
+                        wait)
+        self._erasure_pending = bool(busy)
+        return not busy
+
     def close(self) -> None:
-        """Close every thread's connection; later calls raise."""
+        """Close every thread's connection (after a last try at a pending erasure); later
+        calls raise."""
+        if self._erasure_pending and not self._closed:
+            try:
+                self._erase_from_log(self._connection(), wait_ms=0)
+            except sqlite3.Error:  # closing anyway; SQLite checkpoints at its last close
+                log.warning("could not truncate the write-ahead log of %s at close", self.path)
         self._closed = True
         with self._connections_lock:
             connections, self._connections = self._connections, []
@@ -184,6 +233,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         with self._write() as conn:
             conn.execute("DELETE FROM vectors WHERE collection = ?", (self.collection_name,))
             conn.execute("DELETE FROM collections WHERE name = ?", (self.collection_name,))
+        self._erase_from_log(self._connection())
 
     def col_info(self) -> dict[str, Any]:
         count = self._connection().execute(
@@ -212,15 +262,20 @@ class EmbeddedVectorStore(VectorStoreBase):
                 for n, (vector_id, vector, payload) in enumerate(
                     zip(ids, vectors, payloads, strict=True))]
         with self._write() as conn:
+            before = conn.total_changes
             conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
                              [(self.collection_name, row[4]) for row in rows])
+            replaced = conn.total_changes > before
             conn.executemany(
                 "INSERT INTO vectors (collection, user_id, agent_id, run_id, id, seq, vector, "
                 "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        if replaced:  # the replaced rows' text is still in the log's frames
+            self._erase_from_log(conn)
 
     def update(self, vector_id: str, vector: Sequence[float] | None = None,
                payload: Mapping[str, Any] | None = None) -> None:
-        """Replace the vector and/or the payload of a row (nothing happens for an unknown id)."""
+        """Replace the vector and/or the payload of a row (nothing happens for an unknown id);
+        the old text leaves every file as a deleted row's does."""
         with self._write() as conn:
             if vector is not None:
                 conn.execute("UPDATE vectors SET vector = ? WHERE collection = ? AND id = ?",
@@ -231,18 +286,19 @@ class EmbeddedVectorStore(VectorStoreBase):
                     "WHERE collection = ? AND id = ?",
                     (*_scope_columns(payload), _json(payload), self.collection_name,
                      str(vector_id)))
+        self._erase_from_log(conn)
 
     def delete(self, vector_id: str) -> None:
         self.delete_many([vector_id])
 
     def delete_many(self, vector_ids: Sequence[str]) -> None:
         """Delete rows in one transaction, then truncate the write-ahead log so that no file
-        keeps their text (if another process is reading, the log is truncated by a later
-        delete)."""
+        keeps their text when this returns (a reader of an older snapshot is waited for up
+        to ``erasure_wait_ms``; past that, see the module)."""
         with self._write() as conn:
             conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
                              [(self.collection_name, str(i)) for i in vector_ids])
-        self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._erase_from_log(conn)
 
     def get(self, vector_id: str) -> StoredVector | None:
         row = self._connection().execute(
@@ -401,6 +457,24 @@ def _json(payload: Mapping[str, Any]) -> str:
         return json.dumps(payload, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise TypeError(f"the embedded store keeps JSON values only: {error}") from None
+
+
+def vacuum(path: str | Path) -> None:
+    """``VACUUM`` the store file at ``path`` (which must exist) and truncate its log: the
+    file is rebuilt without its free pages (which ``secure_delete`` already zeroed), so it
+    shrinks to the rows it holds. Waits for the write lock like any writer; a job may keep
+    running on the file."""
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"no embedded store at {file}")
+    conn = sqlite3.connect(file, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA secure_delete = ON")
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
 
 
 def _create_private(path: Path) -> None:

@@ -186,3 +186,56 @@ def close(store: Any) -> None:
         closer()
     except Exception:  # already closed
         log.debug("pgvector pool close failed", exc_info=True)
+
+
+def vacuum_full(config: dict[str, Any], table: str) -> None:
+    """``VACUUM FULL`` the store's ``table``: rewrite it and its indexes (the scope index,
+    HNSW, TOAST) into new files, so that the bytes of deleted rows leave the table's files
+    (a plain ``VACUUM`` only marks their space reusable: the text stays in the heap and
+    index files until overwritten). It takes an ACCESS EXCLUSIVE lock on the table for its
+    duration, so every job's reads and writes on it wait; the lock is waited for at most
+    the config's statement timeout, the rewrite itself is not bounded. Deleted rows still
+    live in the server's WAL until it is recycled. Raises ``ConnectionError`` /
+    ``PgvectorTimeoutError`` / ``RuntimeError`` with the reason, never a password."""
+    import psycopg2
+    from psycopg2 import sql
+
+    from flink_agents_ltm.api.redaction import redact_text
+    from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
+
+    connection = PgvectorConnection.from_config(config)
+    if connection.dsn is None:
+        raise ValueError("cannot VACUUM FULL through a connection pool given in the config; "
+                         "give the connection settings instead")
+    try:
+        conn = psycopg2.connect(connection.dsn)
+    except psycopg2.OperationalError as error:
+        timeout = connection.explain(error)
+        if timeout is not None:
+            raise timeout from None
+        raise ConnectionError(f"cannot connect to the pgvector store at {connection.target}: "
+                              f"{redact_text(str(error).strip())}") from None
+    try:
+        conn.autocommit = True  # VACUUM runs outside a transaction
+        with conn.cursor() as cur:
+            lock_wait_ms = max(1, round(connection.statement_timeout_s * 1000))
+            cur.execute("SET statement_timeout = 0")
+            if connection.statement_timeout_s:
+                cur.execute(f"SET lock_timeout = {lock_wait_ms}")
+            try:
+                cur.execute(sql.SQL("VACUUM FULL {}").format(sql.Identifier(table)))
+            except psycopg2.Error as error:
+                if getattr(error, "pgcode", None) == _LOCK_NOT_AVAILABLE:
+                    raise RuntimeError(
+                        f"VACUUM FULL of table {table!r} at {connection.target} waited "
+                        f"{connection.statement_timeout_s:g} s for its exclusive lock on "
+                        "the table (held by another session) and gave up; the rows are "
+                        "erased, run it again when the table is idle") from None
+                raise RuntimeError(f"VACUUM FULL of table {table!r} at {connection.target} "
+                                   f"failed: {redact_text(str(error).strip())}") from None
+    finally:
+        conn.close()
+    log.info("pgvector: VACUUM FULL of '%s' done", table)
+
+
+_LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout expired
