@@ -58,10 +58,10 @@ def test_an_update_rewrites_the_item_in_place_and_search_finds_the_new_text(impl
     assert after.updated_at >= before.updated_at
     assert impl.raw_values("alice", "notes") == sorted([new_text, "alice walks her dog"])
     # Re-embedded: the item scores for its new text as an item stored with that text does.
-    [control] = bound(impl.ltm, "alice", "control").add(new_text)
+    bound(impl.ltm, "alice", "control").add(new_text)
     [reference] = bound(impl.ltm, "alice", "control").search(new_text, limit=1)
     hits = notes.search(new_text, limit=2)
-    assert [h.id for h in hits][0] == tea
+    assert hits[0].id == tea
     assert math.isclose(hits[0].score, reference.score, rel_tol=1e-4), (hits, reference)
     assert all(h.value != "alice drinks green tea every morning"
                for h in notes.search("green tea every morning", limit=10))
@@ -74,7 +74,7 @@ def test_an_id_outside_the_set_is_not_found_by_update_and_its_row_is_untouched(i
     other_job = another_job(impl)
     [other_jobs] = bound(other_job, "alice").add("another job's note")
     notes = bound(impl.ltm, "alice", observation_id="obs")
-    [mine] = notes.add("alice's note")
+    notes.add("alice's note")
 
     for foreign in (bobs, other_set, other_jobs, UUID, "not-a-uuid"):
         assert notes.update(foreign, "overwritten") is False, foreign
@@ -189,7 +189,7 @@ def test_after_an_update_the_old_text_is_in_no_row_of_pgvector(pgvector_session)
 
         def rows_mentioning(text):
             with pg._get_cursor() as cur:
-                cur.execute(f"SELECT id FROM {pg.collection_name} "  # noqa: S608 - our table
+                cur.execute(f"SELECT id FROM {pg.collection_name} "  # our own table
                             "WHERE payload::text LIKE %s", (f"%{text}%",))
                 return [str(row[0]) for row in cur.fetchall()]
 
