@@ -50,7 +50,7 @@ class MemoryEvent(Event):
 
 
 class MemoryUpdateEvent(MemoryEvent):
-    """Items were added to or deleted from a memory set."""
+    """Items were added to, updated in or deleted from a memory set."""
 
 
 class MemoryReadEvent(MemoryEvent):
@@ -63,6 +63,7 @@ class MemorySearchEvent(MemoryEvent):
 
 _EVENT_OF_OP = {
     MemoryOp.ADD: MemoryUpdateEvent,
+    MemoryOp.UPDATE: MemoryUpdateEvent,
     MemoryOp.DELETE: MemoryUpdateEvent,
     MemoryOp.GET: MemoryReadEvent,
     MemoryOp.SEARCH: MemorySearchEvent,

@@ -157,6 +157,14 @@ class JavaLongTermMemoryGateway:
             return [_item(item) for item in found]
         return _answer(call)
 
+    def update(self, name, key, observation_id, suppressed, item_id, value, metadata):
+        """Update one item in place; ``[True]`` if it was an item of the set, else ``[False]``
+        (an update mints no id, so it needs no write position to be replay-stable)."""
+        def call():
+            memory_set = self._set(name, key, observation_id, suppressed)
+            return bool(self._ltm.update(memory_set, item_id, value, _plain(metadata)))
+        return _answer(call)
+
     def delete(self, name, key, observation_id, suppressed, ids):
         def call():
             memory_set = self._set(name, key, observation_id, suppressed)

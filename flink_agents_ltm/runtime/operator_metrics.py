@@ -44,6 +44,7 @@ MEMORY_OPERATIONS = (
     ("memory_adds", MemoryOp.ADD.value),
     ("memory_gets", MemoryOp.GET.value),
     ("memory_searches", MemoryOp.SEARCH.value),
+    ("memory_updates", MemoryOp.UPDATE.value),
     ("memory_deletes", MemoryOp.DELETE.value),
 )
 GAUGES = (
@@ -73,6 +74,7 @@ class OperatorStats:
     memory_adds: int
     memory_gets: int
     memory_searches: int
+    memory_updates: int
     memory_deletes: int
     durable_calls_in_flight: int
     durable_calls_abandoned: int
@@ -93,6 +95,8 @@ class OperatorStats:
                 self.memory_searches += 1
             elif op is MemoryOp.GET:
                 self.memory_gets += 1
+            elif op is MemoryOp.UPDATE:
+                self.memory_updates += 1
             else:
                 self.memory_deletes += 1
 
@@ -108,7 +112,8 @@ class OperatorStats:
             f"{self.durable_calls_failed} failed, {self.durable_calls_timed_out} timed out, "
             f"{self.durable_calls_replayed} replayed, {self.durable_call_time_ms} ms in total; "
             f"memory operations {self.memory_adds} add, {self.memory_gets} get, "
-            f"{self.memory_searches} search, {self.memory_deletes} delete; "
+            f"{self.memory_searches} search, {self.memory_updates} update, "
+            f"{self.memory_deletes} delete; "
             f"{self.memory_events_emitted} memory event(s); left: "
             f"{self.durable_calls_in_flight} call(s) in flight, {self.durable_calls_abandoned} "
             f"abandoned, {self.keys_parked} key(s) parked, {self.inputs_waiting} input(s) "

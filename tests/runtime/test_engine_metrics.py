@@ -33,6 +33,7 @@ class MeteredAgent(Agent):
             ids = notes.add(f"a note of {key}")
             notes.search("note", limit=1)
             notes.get(ids)
+            notes.update(ids[0], f"an updated note of {key}")
             notes.delete(ids)
         ctx.send_event(OutputEvent(("done", key)))
 
@@ -92,11 +93,11 @@ def test_memory_operations_count_by_kind_and_become_memory_events(harness):
     harness.process_element(("c", "memory"))
     stats = harness.stats
     assert (stats.memory_adds, stats.memory_searches, stats.memory_gets,
-            stats.memory_deletes) == (1, 1, 1, 1)
-    assert stats.memory_events_emitted == 4
-    assert stats.actions_started == 3  # the action, and a listener per update event
+            stats.memory_updates, stats.memory_deletes) == (1, 1, 1, 1, 1)
+    assert stats.memory_events_emitted == 5
+    assert stats.actions_started == 4  # the action, and a listener per update event
     assert sorted(harness.outputs) == [("done", "c"), ("observed", "add"),
-                                       ("observed", "delete")]
+                                       ("observed", "delete"), ("observed", "update")]
 
 
 def test_after_a_restore_a_recorded_call_counts_as_replayed_not_submitted():

@@ -4,7 +4,7 @@ A :class:`MemorySet` is obtained inside an action with
 ``ctx.long_term_memory.get_memory_set(name)``. At that moment the long-term
 memory stamps onto the set the partition key, observation id and suppression
 flag of the action. Every item operation (``add``, ``get``, ``search``,
-``delete``) takes its scope from the set, never from the memory's mutable
+``update``, ``delete``) takes its scope from the set, never from the memory's mutable
 "current key", so a set handed to a worker thread
 (``ctx.durable_execute_async``) stays on its own key while the operator runs
 other keys' actions. A set therefore belongs to one action: obtain a new one
@@ -15,7 +15,7 @@ Threading rules:
 * ``get_memory_set`` / ``delete_memory_set`` read the key currently in scope,
   so they only run on the operator's mailbox thread (``MailboxThreadError``
   otherwise).
-* ``add`` / ``get`` / ``search`` / ``delete`` run on any thread.
+* ``add`` / ``get`` / ``search`` / ``update`` / ``delete`` run on any thread.
 
 This module imports nothing from the runtime.
 """
@@ -159,6 +159,13 @@ class MemorySet(BaseModel):
         """The items of this set most similar to ``query``, best first. Any thread."""
         return self._memory("search").search(self, query, limit=limit, filters=filters, **kwargs)
 
+    def update(self, item_id: str, value: str,
+               metadata: Mapping[str, Any] | None = None) -> bool:
+        """Replace the text of item ``item_id`` of this set in place (same id, new embedding);
+        ``metadata`` None keeps the item's metadata, a dict replaces it whole. Returns
+        False, changing nothing, when the id is not an item of this set. Any thread."""
+        return self._memory("update").update(self, item_id, value, metadata)
+
     def delete(self, ids: str | Sequence[str] | None = None) -> list[str]:
         """Delete items of this set by id, or all of them; returns the ids deleted."""
         return self._memory("delete").delete(self, ids=ids)
@@ -187,7 +194,7 @@ def _restore_memory_set(name: str) -> MemorySet:
 class MemoryScope:
     """Where one operation acts, built once per operation from a bound set and checked.
 
-    Implementations receive it in their ``_add``/``_get``/``_search``/``_delete``
+    Implementations receive it in their ``_add``/``_get``/``_search``/``_update``/``_delete``
     and must confine the operation to rows of exactly this job, key and set.
     """
 
@@ -224,7 +231,7 @@ class BaseLongTermMemory(ABC):
     item ids (replay-stable inside an action, see
     :mod:`~flink_agents_ltm.api.memory.write_position`) and the observations.
     An implementation writes only the small core: :meth:`_add`, :meth:`_get`,
-    :meth:`_search`, :meth:`_delete` and :meth:`_erase_key`, each given a
+    :meth:`_search`, :meth:`_update`, :meth:`_delete` and :meth:`_erase_key`, each given a
     checked :class:`MemoryScope`.
 
     Threading: ``switch_context``, ``get_memory_set``, ``delete_memory_set`` and
@@ -277,6 +284,14 @@ class BaseLongTermMemory(ABC):
                 options: Mapping[str, Any]) -> list[MemorySetItem]:
         """Up to ``limit`` items of ``scope`` most similar to ``query`` that match
         ``filters``, best first."""
+
+    @abstractmethod
+    def _update(self, scope: MemoryScope, item: NewItem, keep_metadata: bool) -> bool:
+        """Rewrite the stored item ``item.id`` of ``scope`` in place: ``item.value`` (embedded
+        again) and ``item.metadata``, or the item's own metadata when ``keep_metadata``;
+        its creation time stays. Returns False, writing nothing, when no item of ``scope``
+        has that id (a row of another set, key or job is never touched). Writing the same
+        value again must leave the same row (a replayed update repeats it)."""
 
     @abstractmethod
     def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
@@ -405,6 +420,37 @@ class BaseLongTermMemory(ABC):
             "search", scope, lambda: self._search(scope, query, limit, checked, options))[:limit]
         self._observe(scope, MemoryOp.SEARCH, [item.id for item in found], query)
         return found
+
+    def update(self, memory_set: MemorySet, item_id: str, value: str,
+               metadata: Mapping[str, Any] | None = None) -> bool:
+        """Replace the text of one item of the set in place: the same id, the new text embedded
+        again, the same checks as :meth:`add`. ``metadata`` None keeps the item's metadata; a
+        dict replaces it whole (keys it leaves out are dropped). Returns whether the item was
+        updated: an id outside the set's scope (another set's, key's or job's) or unknown is
+        not found, like :meth:`get` and :meth:`delete` by id, and nothing is changed.
+
+        Replay-stable: an update mints no id, so a replayed update rewrites the same row with
+        the same value. Recorded as an ``update`` observation when it changed an item."""
+        scope = self._scope(memory_set, "update")
+        if not isinstance(item_id, str):
+            raise TypeError(f"update() takes one item id (a str), got {type(item_id).__name__}")
+        if not isinstance(value, str):
+            raise TypeError(f"long-term memory stores str values only; update() got "
+                            f"{type(value).__name__}. Encode it (e.g. json.dumps) first")
+        if not value.strip():
+            raise ValueError("update() got an empty value: there is nothing to remember "
+                             "(delete the item instead)")
+        check_values(value, self._limits, _ITEM_OPTION)
+        keep = metadata is None
+        checked = {} if keep else check_metadata(metadata, "metadata", RESERVED_METADATA,
+                                                 self._limits, _METADATA_OPTION)
+        if not _well_formed([item_id]):
+            return False
+        item = NewItem(item_id, value, checked)
+        updated = bool(self._call("update", scope, lambda: self._update(scope, item, keep)))
+        if updated:
+            self._observe(scope, MemoryOp.UPDATE, [item_id])
+        return updated
 
     def delete(self, memory_set: MemorySet, ids: str | Sequence[str] | None = None) -> list[str]:
         """Delete items by id (ids outside the set's scope are never deleted), or all

@@ -18,6 +18,7 @@ class MemoryOp(StrEnum):
     ADD = "add"
     GET = "get"
     SEARCH = "search"
+    UPDATE = "update"
     DELETE = "delete"
 
 

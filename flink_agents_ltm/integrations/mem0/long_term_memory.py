@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,8 @@ _FILTERABLE_FIELDS = ("created_at", "updated_at", "role", "actor_id")
 # Fields Mem0 writes into a row that a filter does not see (_fields): a store that held a
 # filter on them (a NOT on "hash") to its own values would drop rows the filter keeps.
 _UNSEEN_FIELDS = RESERVED_METADATA - set(_FILTERABLE_FIELDS)
+# Fields of a row Mem0 wrote itself (infer=True) that an update keeps.
+_KEPT_ROW_FIELDS = ("role", "actor_id", "attributed_to", "memory_type")
 
 
 class Mem0LongTermMemory(BaseLongTermMemory):
@@ -237,6 +240,31 @@ class Mem0LongTermMemory(BaseLongTermMemory):
                                               **options)["results"],
             where, filters, limit)]
 
+    def _update(self, scope: MemoryScope, item: NewItem, keep_metadata: bool) -> bool:
+        """Rewrite the row through the vector store's own ``update`` (vector and payload),
+        not ``Memory.update``: that one writes the old text into Mem0's history and merges
+        metadata. The text is written as given, also with ``infer=True``. The scope fields
+        are written again from the scope, the creation time (and Mem0's role fields of a
+        row it wrote itself) stay."""
+        where = self._mem0_scope(scope)
+        store = self._memory.vector_store
+        if _owned_payload(store, where, item.id) is None:
+            return False
+        vector = self._memory.embedding_model.embed(item.value, "update")
+        locked = getattr(store, "locked", None)
+        with locked() if locked is not None else nullcontext():
+            old = _owned_payload(store, where, item.id)  # deleted meanwhile: not found
+            if old is None:
+                return False
+            metadata = ({k: v for k, v in old.items() if k not in RESERVED_METADATA}
+                        if keep_metadata else item.metadata)
+            payload = _payload(NewItem(item.id, item.value, metadata), where,
+                               datetime.now(UTC).isoformat())
+            payload["created_at"] = old.get("created_at") or payload["created_at"]
+            payload.update({k: old[k] for k in _KEPT_ROW_FIELDS if k in old})
+            store.update(vector_id=item.id, vector=list(vector), payload=payload)
+        return True
+
     def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
         where = self._mem0_scope(scope)
         if ids is None:
@@ -332,6 +360,13 @@ def _payload(item: NewItem, where: Mem0Scope, now: str) -> dict[str, Any]:
         data=item.value, hash=hashlib.md5(item.value.encode()).hexdigest(),
         created_at=now, updated_at=now, text_lemmatized=lemmatize_for_bm25(item.value))
     return payload
+
+
+def _owned_payload(store: Any, where: Mem0Scope, memory_id: str) -> dict[str, Any] | None:
+    """The stored payload of ``memory_id`` if that row lies in ``where``."""
+    row = store.get(vector_id=memory_id)
+    payload = getattr(row, "payload", None) if row is not None else None
+    return dict(payload) if isinstance(payload, Mapping) and where.owns(payload) else None
 
 
 def _fields(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -94,6 +94,17 @@ class InMemoryLongTermMemory(BaseLongTermMemory):
         scored.sort(key=lambda hit: -hit[0])  # stable: equal scores keep insertion order
         return [replace(_item(scope, i, row), score=score) for score, i, row in scored[:limit]]
 
+    def _update(self, scope: MemoryScope, item: NewItem, keep_metadata: bool) -> bool:
+        now = datetime.now(UTC).isoformat()
+        with self._lock:
+            rows = self._rows(scope)
+            known = rows.get(item.id)
+            if known is None:
+                return False
+            metadata = known.metadata if keep_metadata else dict(item.metadata)
+            rows[item.id] = _Row(item.value, metadata, known.created_at, now)
+        return True
+
     def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
         with self._lock:
             rows = self._rows(scope)

@@ -10,7 +10,7 @@ import java.util.Map;
  * <p>Memory-set management ({@link #getMemorySet}, {@link #deleteMemorySet}) acts on the key
  * currently in scope and runs on the operator's mailbox thread only ({@link
  * MailboxThreadException} otherwise). Item operations ({@link #add}, {@link #get}, {@link
- * #search}, {@link #delete}) take every bit of scope from the set they are given and may run on
+ * #search}, {@link #update}, {@link #delete}) take every bit of scope from the set they are given and may run on
  * any thread, for example a worker pool the action hands the set to.
  */
 public interface BaseLongTermMemory extends AutoCloseable {
@@ -53,6 +53,16 @@ public interface BaseLongTermMemory extends AutoCloseable {
             int limit,
             Map<String, Object> filters,
             Map<String, Object> options);
+
+    /**
+     * Replaces the text of item {@code itemId} of the set in place: the same id, the new text
+     * embedded again, the same checks as {@link #add}. {@code metadata} {@code null} keeps the
+     * item's metadata; a map replaces it whole. Returns whether the item was updated: an id
+     * outside the set's scope (another set's, key's or job's) or unknown is not found, like
+     * {@link #get} and {@link #delete} by id, and nothing is changed. Replay-stable (a replayed
+     * update rewrites the same row with the same value). Any thread.
+     */
+    boolean update(MemorySet memorySet, String itemId, String value, Map<String, Object> metadata);
 
     /**
      * Deletes items by id (ids outside the set's scope are never deleted), or every item of the

@@ -105,6 +105,19 @@ public class MemorySet implements Serializable {
         return memory("search").search(this, query, limit, filters, options);
     }
 
+    /**
+     * Replaces the text of one item of this set in place, keeping its metadata; returns false,
+     * changing nothing, when the id is not an item of this set.
+     */
+    public boolean update(String itemId, String value) {
+        return memory("update").update(this, itemId, value, null);
+    }
+
+    /** Replaces the text and the whole metadata of one item of this set in place. */
+    public boolean update(String itemId, String value, Map<String, Object> metadata) {
+        return memory("update").update(this, itemId, value, metadata);
+    }
+
     /** Deletes every item of the set; returns the ids deleted. */
     public List<String> delete() {
         return memory("delete").delete(this, null);

@@ -28,8 +28,8 @@ import pemja.core.PythonException;
  *   <li>{@link #getMemorySet} runs the mailbox-thread check, then the key check, and stamps the
  *       context onto a Java {@link MemorySet}; it never enters Python.
  *   <li>{@link #deleteMemorySet} runs the same two checks, then forwards the current context.
- *   <li>{@link #add}, {@link #get}, {@link #search}, {@link #delete} take every bit of scope from
- *       the set, refuse a {@code null} or empty key before anything is marshalled, and forward
+ *   <li>{@link #add}, {@link #get}, {@link #search}, {@link #update}, {@link #delete} take
+ *       every bit of scope from the set, refuse a {@code null} or empty key before anything is marshalled, and forward
  *       all four fields of the set, which Python rebuilds with {@code
  *       flink_agents_ltm.bridge.to_python_memory_set}. They run on any thread.
  * </ul>
@@ -194,6 +194,22 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
                         limit,
                         filters == null ? null : new HashMap<>(filters),
                         options == null ? new HashMap<>() : new HashMap<>(options)));
+    }
+
+    @Override
+    public boolean update(
+            MemorySet memorySet, String itemId, String value, Map<String, Object> metadata) {
+        checkSet(memorySet, "update");
+        return (Boolean)
+                forward(
+                        "update",
+                        memorySet.getName(),
+                        memorySet.getPartitionKey(),
+                        memorySet.getObservationId(),
+                        memorySet.isObservationSuppressed(),
+                        itemId,
+                        value,
+                        metadata == null ? null : new HashMap<>(metadata));
     }
 
     @Override

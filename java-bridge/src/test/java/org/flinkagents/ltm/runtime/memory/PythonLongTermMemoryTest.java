@@ -248,6 +248,42 @@ class PythonLongTermMemoryTest {
     }
 
     @Test
+    void testUpdateRewritesAnItemOfTheSetInPlaceAndNeverAForeignOne() throws Exception {
+        String name = TestLtm.unique("notes");
+        String key = TestLtm.unique("key");
+        String other = TestLtm.unique("other");
+        ltm.switchContext(other, "obs-other", false);
+        String foreign = ltm.getMemorySet(name).add("the other key's note").get(0);
+        ltm.switchContext(key, "obs-update", false);
+        MemorySet set = ltm.getMemorySet(name);
+        String id = set.add(List.of("the sky is blue"), List.of(Map.of("topic", "sky"))).get(0);
+        ltm.switchContext(other, "obs-other", false); // the mailbox moves on
+
+        boolean updated = worker.submit(() -> set.update(id, "the sky is grey and rainy")).get();
+
+        assertTrue(updated);
+        MemorySetItem item = set.get(List.of(id)).get(0);
+        assertEquals(id, item.getId());
+        assertEquals("the sky is grey and rainy", item.getValue());
+        assertEquals(Map.of("topic", "sky"), item.getMetadata()); // null metadata keeps it
+        assertEquals(List.of(id), set.search("grey rainy sky", 1).stream()
+                .map(MemorySetItem::getId).collect(Collectors.toList()));
+        assertTrue(set.update(id, "the sky is clear", Map.of("topic", "weather", "stars", 4)));
+        assertEquals(Map.of("topic", "weather", "stars", 4L),
+                set.get(List.of(id)).get(0).getMetadata());
+
+        assertFalse(set.update(foreign, "overwritten"));
+        assertFalse(set.update("6b89d538-7623-4cc9-a347-8295408dd349", "unknown"));
+        assertEquals(List.of("the other key's note"), valuesOf(other, name));
+        assertEquals(List.of("the sky is clear"), valuesOf(key, name));
+        IllegalArgumentException empty =
+                assertThrows(IllegalArgumentException.class, () -> set.update(id, " "));
+        assertTrue(empty.getMessage().contains("update() got an empty value"), empty.getMessage());
+        assertEquals(List.of("add", "update", "get", "search", "update", "get"),
+                opsOf(ltm.drainObservations("obs-update")));
+    }
+
+    @Test
     void testSetScopedOperationsRunWithoutTheMailboxThread() throws Exception {
         String name = TestLtm.unique("notes");
         String key = TestLtm.unique("key");
