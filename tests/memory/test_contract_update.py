@@ -199,10 +199,6 @@ def test_after_an_update_the_old_text_is_in_no_row_of_pgvector(pgvector_session)
         assert rows_mentioning("a number that is no secret") == [item]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "finding: the embedded store's update() leaves the old row's page in the SQLite -wal file "
-    "until a later delete, checkpoint or close; it needs the same PRAGMA "
-    "wal_checkpoint(TRUNCATE) after writing that delete_many() does (embedded_store.py)"))
 def test_after_an_update_the_old_text_is_in_no_file_of_the_embedded_store(tmp_path):
     memory, release = acquire_memory(StoreSpec(job_id="erasure", embedder="hashing",
                                                base_dir=tmp_path))
