@@ -10,6 +10,7 @@ import pytest
 
 from flink_agents_ltm.api.events import MemoryUpdateEvent, memory_event_for
 from flink_agents_ltm.api.memory import EmptyPartitionKeyError, MemorySet, UnboundMemorySetError
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
 from flink_agents_ltm.bridge import to_python_memory_set
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
@@ -215,3 +216,19 @@ def test_after_an_update_the_old_text_is_in_no_file_of_the_embedded_store(tmp_pa
         assert files_mentioning(tmp_path, "someone else's note")
     finally:
         release()
+
+
+class _WrittenBeforeUpdate(InMemoryLongTermMemory):
+    """A memory whose author wrote no ``_update`` (it predates update)."""
+
+    _update = BaseLongTermMemory._update
+
+
+def test_a_memory_without_update_still_builds_and_refuses_an_update_naming_itself():
+    ltm = _WrittenBeforeUpdate("old-job")
+    notes = bound(ltm, "k")
+    [item_id] = notes.add("kept as it was")
+
+    with pytest.raises(Exception, match="_WrittenBeforeUpdate does not implement update"):
+        notes.update(item_id, "never written")
+    assert [item.value for item in notes.get([item_id])] == ["kept as it was"]

@@ -285,13 +285,18 @@ class BaseLongTermMemory(ABC):
         """Up to ``limit`` items of ``scope`` most similar to ``query`` that match
         ``filters``, best first."""
 
-    @abstractmethod
     def _update(self, scope: MemoryScope, item: NewItem, keep_metadata: bool) -> bool:
         """Rewrite the stored item ``item.id`` of ``scope`` in place: ``item.value`` (embedded
         again) and ``item.metadata``, or the item's own metadata when ``keep_metadata``;
         its creation time stays. Returns False, writing nothing, when no item of ``scope``
         has that id (a row of another set, key or job is never touched). Writing the same
-        value again must leave the same row (a replayed update repeats it)."""
+        value again must leave the same row (a replayed update repeats it).
+
+        Not abstract, so that a memory written before ``update`` existed still builds: it
+        refuses updates, naming itself."""
+        raise NotImplementedError(
+            f"{type(self).__qualname__} does not implement update: a long-term memory "
+            "supports MemorySet.update by overriding BaseLongTermMemory._update")
 
     @abstractmethod
     def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
