@@ -6,7 +6,7 @@ default Mem0 memory, or ``agents.long-term-memory.factory``) must implement
 :class:`~flink_agents_ltm.runtime.memory.action_memory.ActionMemory`; the
 operator calls it on the mailbox thread only: ``switch_context`` before each
 action starts and each time it resumes, ``end_action`` when a step ends, and
-``items_added`` (optional; ``BaseLongTermMemory`` has it) when a durable result
+``items_stored_by`` (optional; ``BaseLongTermMemory`` has it) when a durable result
 is recorded.
 """
 
@@ -64,12 +64,12 @@ class LazyActionMemory:
 
     def stored_items(self, observation_id: str) -> bool:
         """Whether the action with this observation id stored items so far (before it
-        ends). A memory that cannot say (no ``items_added``) is taken to have stored
+        ends). A memory that cannot say (no ``items_stored_by``) is taken to have stored
         some: the key then keeps its input counter, which is always safe."""
         if self._memory is None:
             return False
-        added = getattr(self._memory, "items_added", None)
-        return True if added is None else added(observation_id) > 0
+        stored_by = getattr(self._memory, "items_stored_by", None)
+        return True if not callable(stored_by) else stored_by(observation_id) > 0
 
     def close(self) -> None:
         if self._memory is not None:

@@ -357,7 +357,7 @@ class BaseLongTermMemory(ABC):
             self._minted.pop(observation_id, None)
         return self._observations.end(observation_id, completed)
 
-    def items_added(self, observation_id: str) -> int:
+    def items_stored_by(self, observation_id: str) -> int:
         """How many items the action with this observation id stored so far, before it
         ends. The runtime asks each time it records a durable result: a replay does not
         repeat a recorded call's writes, so the record says whether the call stored
