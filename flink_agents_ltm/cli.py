@@ -225,18 +225,10 @@ def _require_pgvector_rows(settings: dict[str, Any], job_id: str, where: str) ->
     connection = PgvectorConnection.from_config(settings)
     if connection.dsn is None:  # a connection pool of the caller's: not ours to open
         return
-    import psycopg2
     from psycopg2 import sql
 
     table = settings.get("collection_name") or _MEM0_PGVECTOR_COLLECTION
-    try:
-        conn = psycopg2.connect(connection.dsn)
-    except psycopg2.OperationalError as error:
-        timeout = connection.explain(error)
-        if timeout is not None:
-            raise timeout from None
-        raise ConnectionError(f"cannot connect to the pgvector store at {connection.target}: "
-                              f"{redact_text(str(error).strip())}") from None
+    conn = connection.connect()
     try:  # reads only, and rolled back: nothing is created
         with conn.cursor() as cursor:
             cursor.execute("SELECT to_regclass(%s)", (sql.Identifier(table).as_string(conn),))

@@ -149,6 +149,24 @@ class PgvectorConnection:
             mem0["connection_string"] = self.dsn
         return mem0
 
+    def connect(self) -> Any:
+        """A psycopg2 connection of our own to this server (not Mem0's pool): a timeout
+        raises :class:`PgvectorTimeoutError`, any other failure a ``ConnectionError`` naming
+        ``host:port/db`` with the driver's text masked."""
+        if self.dsn is None:
+            raise ValueError("cannot connect through a connection pool given in the config; "
+                             "give the connection settings instead")
+        import psycopg2
+
+        try:
+            return psycopg2.connect(self.dsn)
+        except psycopg2.OperationalError as error:
+            timeout = self.explain(error)
+            if timeout is not None:
+                raise timeout from None
+            raise ConnectionError(f"cannot connect to the pgvector store at {self.target}: "
+                                  f"{redact_text(str(error).strip())}") from None
+
     def explain(self, error: BaseException) -> PgvectorTimeoutError | None:
         """The clear error for a timeout of this server, ``None`` for any other error."""
         text = str(error)

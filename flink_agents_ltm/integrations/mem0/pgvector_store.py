@@ -207,14 +207,7 @@ def vacuum_full(config: dict[str, Any], table: str) -> None:
     if connection.dsn is None:
         raise ValueError("cannot VACUUM FULL through a connection pool given in the config; "
                          "give the connection settings instead")
-    try:
-        conn = psycopg2.connect(connection.dsn)
-    except psycopg2.OperationalError as error:
-        timeout = connection.explain(error)
-        if timeout is not None:
-            raise timeout from None
-        raise ConnectionError(f"cannot connect to the pgvector store at {connection.target}: "
-                              f"{redact_text(str(error).strip())}") from None
+    conn = connection.connect()
     try:
         conn.autocommit = True  # VACUUM runs outside a transaction
         with conn.cursor() as cur:
