@@ -2,10 +2,13 @@
 audit log attached, every write and every erasure leaves one record of ids and times in a
 private file, and nothing remembered (no value, query or metadata value) ever reaches it."""
 
+import fcntl
 import json
 import os
 import stat
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -155,10 +158,11 @@ def test_the_audit_file_is_private_even_under_a_permissive_umask(tmp_path):
     try:
         audit = MemoryAuditLog(tmp_path / "home" / "audit" / "memory-audit.jsonl")
         audit.record("add", "job", "k", "notes", ["id-1"])
+        created = stat.S_IMODE(audit.path.stat().st_mode)
         audit.erase_key("job", "k")
     finally:
         os.umask(previous)
-    assert stat.S_IMODE(audit.path.stat().st_mode) == 0o600
+    assert (created, stat.S_IMODE(audit.path.stat().st_mode)) == (0o600, 0o600)
     assert stat.S_IMODE(audit.path.parent.stat().st_mode) == 0o700
     assert [p.name for p in audit.path.parent.iterdir()] == ["memory-audit.jsonl"]
 
@@ -196,28 +200,41 @@ def test_appends_from_many_threads_during_an_erasure_lose_no_record(tmp_path):
     assert audit.records("job", "erased") == []
 
 
-def test_appends_from_another_process_reopen_the_file_an_erasure_replaced(tmp_path):
-    audit = MemoryAuditLog(tmp_path / "audit.jsonl")
+def test_an_append_waiting_in_another_process_during_an_erasure_lands_in_the_new_file(
+        tmp_path):
+    path = tmp_path / "audit.jsonl"
+    audit = MemoryAuditLog(path)
     audit.record("add", "job", "erased", "notes", ["e0"])
-    read, write = os.pipe()
+    holder = os.open(path, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # as an erasure holds it while it rewrites the file
     child = os.fork()
-    if child == 0:  # a second process appending to the same file, before and after
-        os.close(write)
-        other = MemoryAuditLog(tmp_path / "audit.jsonl")
-        other.record("add", "job", "kept", "notes", ["before"])
-        os.read(read, 1)  # the parent has erased: the file is a new one now
-        other.record("add", "job", "kept", "notes", ["after"])
-        os._exit(0)
-    os.close(read)
+    if child == 0:  # another process of the machine appends: it opens, then waits for the lock
+        try:
+            os.close(holder)  # the parent's copy alone holds the lock
+            MemoryAuditLog(path).record("add", "job", "kept", "notes", ["waited"])
+        finally:
+            os._exit(0)
     try:
-        while len(audit.records("job", "kept")) < 1:
-            threading.Event().wait(0.01)
-        audit.erase_key("job", "erased")
+        assert _waits_for_a_lock(child), "the appender never waited for the file's lock"
+        replacement = tmp_path / "replacement"
+        replacement.write_text(path.read_text())
+        os.replace(replacement, path)
     finally:
-        os.write(write, b"x")
-        os.close(write)
+        os.close(holder)  # releases the lock
         os.waitpid(child, 0)
-    assert [r["ids"] for r in audit.records("job", "kept")] == [["before"], ["after"]]
+    assert [r["ids"] for r in audit.records("job")] == [["e0"], ["waited"]]
+
+
+def _waits_for_a_lock(pid: int, seconds: float = 20.0) -> bool:
+    """Whether ``pid`` is blocked on a file lock (a ``->`` line of /proc/locks)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "->" in fields and str(pid) in fields:
+                return True
+        time.sleep(0.01)
+    return False
 
 
 def test_an_unknown_operation_is_refused_naming_the_known_ones(audit):
