@@ -6,6 +6,13 @@
     flink-agents-ltm doctor [--config FILE | --config-env VAR] [--vector-store-file FILE]
                             [--embedding-dims N] [--check NAME ...]
 
+    flink-agents-ltm audit --job-id JOB [--key KEY | --erase-key KEY] [--file FILE]
+                           [--config FILE | --config-env VAR]
+
+``audit`` prints a job's memory audit records (``long-term-memory.audit-log.enabled``), one
+JSON object per line: operations, ids and times, never a value. ``--erase-key`` removes a
+key's records from the log (its ids included) for the cases where even those must go.
+
 ``doctor`` checks this machine and install (see :mod:`flink_agents_ltm.doctor`).
 
 ``erase-key`` erases everything a job remembers of a key, every memory set of it, text
@@ -285,6 +292,27 @@ def erase_key(args: argparse.Namespace) -> int:
     return 0
 
 
+def audit(args: argparse.Namespace) -> int:
+    values, _ = read_config(args.config, args.config_env)
+    if args.file:
+        values[LongTermMemoryOptions.AUDIT_LOG_FILE.key] = args.file
+    values[LongTermMemoryOptions.AUDIT_LOG.key] = True  # the file the job would write
+    audit_log = LongTermMemoryOptions.audit_log(values)
+    assert audit_log is not None
+    if args.erase_key is not None:
+        removed = audit_log.erase_key(args.job_id, args.erase_key)
+        print(f"removed {removed} audit record{'' if removed == 1 else 's'} of key "
+              f"{args.erase_key!r} of job {args.job_id!r} from {audit_log.path}", flush=True)
+        return 0
+    if not audit_log.path.exists():
+        raise UsageError(f"no audit log at {audit_log.path}: is "
+                         f"'{LongTermMemoryOptions.AUDIT_LOG.key}' on for the job, and is "
+                         "this the machine it runs on? (--file names another file)")
+    for record in audit_log.records(args.job_id, args.key):
+        print(json.dumps(record, ensure_ascii=False), flush=True)
+    return 0
+
+
 def compaction(config: AgentsConfiguration, job_id: str, factory: str
                ) -> Callable[[], None]:
     """What ``--compact`` runs after erasing, checked before anything is erased: ``VACUUM
@@ -375,6 +403,34 @@ def parser() -> argparse.ArgumentParser:
                             "VACUUM of the job's file")
     erase.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     erase.set_defaults(run=erase_key)
+    trail = commands.add_parser(
+        "audit", help="print a job's memory audit records (ids and times, never text), or "
+                      "remove a key's records",
+        description="Print the records of a job's memory audit log (the option "
+                    f"'{LongTermMemoryOptions.AUDIT_LOG.key}'), oldest first, one JSON object "
+                    "per line: time, operation, job, key, set, item ids, observation id, and "
+                    "for an erasure its count; never a value, query or metadata. With "
+                    "--erase-key, remove every record of that key instead (one record of the "
+                    "removal stays, naming the key by its SHA-256). Exit 0 on success, 1 when "
+                    "the log cannot be read or written, 2 on bad arguments or configuration.")
+    trail.add_argument("--job-id", required=True,
+                       help=f"the job's '{AgentsOptions.JOB_ID.key}'")
+    which = trail.add_mutually_exclusive_group()
+    which.add_argument("--key", help="print only this key's records (the key's text)")
+    which.add_argument("--erase-key", metavar="KEY",
+                       help="remove every record of this key from the log")
+    trail.add_argument("--file", metavar="FILE",
+                       help="the audit log (default: the configuration's "
+                            f"'{LongTermMemoryOptions.AUDIT_LOG_FILE.key}', else "
+                            "audit/memory-audit.jsonl under the home folder)")
+    source = trail.add_mutually_exclusive_group()
+    source.add_argument("--config", metavar="FILE",
+                        help="YAML or JSON file of the job's long-term memory options")
+    source.add_argument("--config-env", metavar="VAR",
+                        help=f"environment variable holding that text (default: "
+                             f"{CONFIG_VARIABLE}, if set)")
+    trail.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    trail.set_defaults(run=audit)
     doctor = commands.add_parser(
         "doctor", help="check this machine and install: Python, Java and Pemja, PyFlink, "
                        "extras, torch, the embedding model, the CPU, a pgvector store, the "

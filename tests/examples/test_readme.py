@@ -81,7 +81,7 @@ def test_the_options_tables_list_every_option_with_its_default():
         else:
             continue
         shown += option in LongTermMemoryOptions.all()
-    assert shown == 5  # the four size limits and the search threshold
+    assert shown == 7  # the four size limits, the search threshold and two audit switches
 
 
 def test_the_yaml_file_the_readme_shows_loads(tmp_path):

@@ -24,18 +24,22 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import uuid
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from flink_agents_ltm.api.configuration import ConfigOption, Configuration
 from flink_agents_ltm.api.filters import MetadataFilter, parse_filter, to_mem0
+from flink_agents_ltm.api.memory.audit import FILE_NAME as AUDIT_FILE_NAME
+from flink_agents_ltm.api.memory.audit import AuditLogError, MemoryAuditLog
 from flink_agents_ltm.api.memory.errors import (
     EmptyPartitionKeyError,
     LongTermMemoryError,
@@ -254,10 +258,24 @@ class BaseLongTermMemory(ABC):
         self._observations = ObservationLog()
         self._minted_lock = threading.Lock()
         self._minted: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+        self._audit_log: MemoryAuditLog | None = None
 
     @property
     def job_id(self) -> str:
         return self._job_id
+
+    @property
+    def audit_log(self) -> MemoryAuditLog | None:
+        """Where this memory records its operations (ids and times, never text), if
+        anywhere; see :mod:`~flink_agents_ltm.api.memory.audit`."""
+        return self._audit_log
+
+    def set_audit_log(self, audit_log: MemoryAuditLog | None) -> None:
+        """Record every later operation in ``audit_log`` (``None``: stop recording)."""
+        if audit_log is not None and not isinstance(audit_log, MemoryAuditLog):
+            raise TypeError(f"set_audit_log expects a MemoryAuditLog, got "
+                            f"{type(audit_log).__name__}")
+        self._audit_log = audit_log
 
     @property
     def limits(self) -> MemoryLimits:
@@ -347,6 +365,7 @@ class BaseLongTermMemory(ABC):
         deleted: list[str] = self._call("delete_memory_set", scope,
                                         lambda: self._delete(scope, None))
         self._observe(scope, MemoryOp.DELETE, deleted)
+        self._audit("delete_memory_set", scope, deleted)
         log.info("deleted memory set '%s' of key '%s' (%d items)", name, key, len(deleted))
         return bool(deleted)
 
@@ -387,6 +406,7 @@ class BaseLongTermMemory(ABC):
         items = [NewItem(i, v, m) for i, v, m in zip(ids, values, metadata, strict=True)]
         stored: list[str] = self._call("add", scope, lambda: self._add(scope, items))
         self._observe(scope, MemoryOp.ADD, stored)
+        self._audit("add", scope, stored)
         return stored
 
     def get(self, memory_set: MemorySet, ids: str | Sequence[str] | None = None,
@@ -407,6 +427,7 @@ class BaseLongTermMemory(ABC):
             found = self._call("get", scope, lambda: self._get(scope, None, checked, limit))
             found = found[:limit]
         self._observe(scope, MemoryOp.GET, [item.id for item in found])
+        self._audit("get", scope, [item.id for item in found])
         return found
 
     def search(self, memory_set: MemorySet, query: str, limit: int = 10,
@@ -424,6 +445,7 @@ class BaseLongTermMemory(ABC):
         found: list[MemorySetItem] = self._call(
             "search", scope, lambda: self._search(scope, query, limit, checked, options))[:limit]
         self._observe(scope, MemoryOp.SEARCH, [item.id for item in found], query)
+        self._audit("search", scope, [item.id for item in found])
         return found
 
     def update(self, memory_set: MemorySet, item_id: str, value: str,
@@ -455,6 +477,7 @@ class BaseLongTermMemory(ABC):
         updated = bool(self._call("update", scope, lambda: self._update(scope, item, keep)))
         if updated:
             self._observe(scope, MemoryOp.UPDATE, [item_id])
+            self._audit("update", scope, [item_id])
         return updated
 
     def delete(self, memory_set: MemorySet, ids: str | Sequence[str] | None = None) -> list[str]:
@@ -469,6 +492,7 @@ class BaseLongTermMemory(ABC):
             deleted = self._call("delete", scope, lambda: self._delete(scope, wanted)
                                  ) if wanted else []
         self._observe(scope, MemoryOp.DELETE, deleted)
+        self._audit("delete", scope, deleted)
         return deleted
 
     def erase_key(self, partition_key: Any) -> int:
@@ -481,6 +505,9 @@ class BaseLongTermMemory(ABC):
                                   lambda: self._erase_key(self._job_id, key))
         log.info("erased key '%s' of job '%s' from long-term memory (%d items)", key,
                  self._job_id, erased)
+        if self._audit_log is not None:
+            _audit_call(lambda: self._audit_log.record(  # type: ignore[union-attr]
+                "erase_key", self._job_id, key, count=erased))
         return erased
 
     # ------------------------------------------------------------ internals
@@ -543,6 +570,12 @@ class BaseLongTermMemory(ABC):
         return _store_call(
             f"{operation} on memory set '{scope.set_name}' of key '{scope.partition_key}'", core)
 
+    def _audit(self, operation: str, scope: MemoryScope, ids: Sequence[str]) -> None:
+        audit_log = self._audit_log
+        if audit_log is not None and audit_log.wants(operation):
+            _audit_call(lambda: audit_log.record(operation, scope.job_id, scope.partition_key,
+                                                 scope.set_name, ids, scope.observation_id))
+
     def _observe(self, scope: MemoryScope, op: MemoryOp, ids: Sequence[str],
                  query: str | None = None) -> None:
         if scope.suppressed or not scope.observation_id or (op is MemoryOp.DELETE and not ids):
@@ -550,6 +583,15 @@ class BaseLongTermMemory(ABC):
         self._observations.record(MemoryObservation(
             op=op, set=scope.set_name, ids=tuple(ids), query=query, key=scope.partition_key,
             observation_id=scope.observation_id))
+
+
+def _audit_call(write: Callable[[], None]) -> None:
+    """Write an audit record; a log that cannot be written fails the operation's caller
+    with a :class:`LongTermMemoryError` (the store operation itself has happened)."""
+    try:
+        write()
+    except AuditLogError as error:
+        raise LongTermMemoryError(f"{error}; the operation itself was done") from None
 
 
 def _store_call(what: str, core: Callable[[], Any]) -> Any:
@@ -648,6 +690,48 @@ class LongTermMemoryOptions:
         "Lowest similarity a search hit may have (Mem0's threshold); per call: "
         "search(..., threshold=x).",
     )
+
+    AUDIT_LOG: ConfigOption[bool] = ConfigOption(
+        "long-term-memory.audit-log.enabled",
+        bool,
+        False,
+        "Append a record of every memory write and erasure (operation, job, key, set, item "
+        "ids, observation id, time; never a value, query or metadata) to a private JSON-lines "
+        "file shared by the jobs of one machine.",
+    )
+    AUDIT_LOG_FILE: ConfigOption[str | None] = ConfigOption(
+        "long-term-memory.audit-log.file",
+        str,
+        None,
+        "The audit log's file. Unset: audit/memory-audit.jsonl under the embedded base-dir, "
+        "else $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm.",
+    )
+    AUDIT_READS: ConfigOption[bool] = ConfigOption(
+        "long-term-memory.audit-log.reads",
+        bool,
+        False,
+        "Also record gets and searches (the ids they returned) in the audit log.",
+    )
+
+    @classmethod
+    def audit_log(cls, config: Configuration | Mapping[str, Any] | None
+                  ) -> MemoryAuditLog | None:
+        """The audit log ``config`` (a configuration or a mapping of option keys) asks
+        for, or ``None`` when it asks for none."""
+        if config is None:
+            return None
+        if not isinstance(config, Configuration):
+            wanted = (cls.AUDIT_LOG, cls.AUDIT_LOG_FILE, cls.AUDIT_READS, cls.BASE_DIR)
+            config = Configuration(wanted, {o.key: config[o.key] for o in wanted
+                                            if config.get(o.key) is not None})
+        if not config.get(cls.AUDIT_LOG):
+            return None
+        file = config.get(cls.AUDIT_LOG_FILE)
+        if not file:
+            home = (config.get(cls.BASE_DIR) or os.environ.get("FLINK_AGENTS_LTM_HOME")
+                    or "~/.flink-agents-ltm")
+            file = str(Path(home).expanduser() / "audit" / AUDIT_FILE_NAME)
+        return MemoryAuditLog(file, reads=bool(config.get(cls.AUDIT_READS)))
 
     @classmethod
     def all(cls) -> tuple[ConfigOption[Any], ...]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
-from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, LongTermMemoryOptions
 
 ENTRY_POINT_GROUP = "flink_agents_ltm.long_term_memory"
 DEFAULT = "mem0"
@@ -65,4 +65,5 @@ def build_long_term_memory(name: str | None, job_id: str, config: Any,
         raise TypeError(f"long-term memory factory {name or DEFAULT!r} returned a "
                         f"{type(memory).__name__}, not a BaseLongTermMemory: subclass it so "
                         "that every guard of the memory contract holds")
+    memory.set_audit_log(LongTermMemoryOptions.audit_log(config))  # every factory's alike
     return memory
