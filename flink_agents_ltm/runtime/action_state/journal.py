@@ -10,6 +10,7 @@ no checkpoint): rows are pruned ``retention_s`` after their step ended.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -24,6 +25,8 @@ from flink_agents_ltm.runtime.durable import NonDeterministicReplayError
 MISSING = "missing"  # the store holds nothing for the call
 STARTED = "started"  # started, never returned: a crash (or a kill) interrupted it
 RESULT = "result"
+
+log = logging.getLogger(__name__)
 
 PRUNE_EVERY_S = 1.0  # retention mode: prune at most this often
 
@@ -129,6 +132,11 @@ class StepJournal:
         state, value = self._journal.replay(self.observation, position, name)
         if state != MISSING:
             self.used = True
+            # names and positions only: results and arguments stay out of logs
+            log.info("durable call %s at %s of %s: %s", name, position, self.observation,
+                     "its result written ahead answers it, without calling" if state == RESULT
+                     else "started before a failure and never returned: it asks its "
+                     "reconciler, if it has one, else runs again")
         return state, value
 
     def start(self, position: str, name: str) -> tuple[str, Callable[[Any], None]]:
