@@ -76,7 +76,7 @@ class ActionExecution:
     # still store long-term-memory items under this step's observation id.
     abandoned_calls: int = 0
     # The action-state store (None when off), and the write position and token of the
-    # call in flight's started marker.
+    # started marker of the call in flight.
     journal: StepJournal | None = None
     journaled: tuple[str, str] | None = None
 
@@ -168,9 +168,9 @@ class ActionDriver:
         stats.durable_call_time_ms += int((handle.finished - handle.started) * 1000)
         result, error = handle.outcome()
         name = handle.call.name
-        journaled, execution.journaled = execution.journaled, None
-        if error is not None and journaled is not None and execution.journal is not None:
-            execution.journal.forget(*journaled)  # the action sees the failure itself
+        # A failed call keeps its started marker: it may have had its effect before it
+        # raised, so a replay (or a retry at this position) asks its reconciler.
+        execution.journaled = None
         if error is not None:
             stats.durable_calls_failed += 1
             failure = DurableCallError(f"durable call {name} failed: "
@@ -181,8 +181,6 @@ class ActionDriver:
         try:
             value = recordable(name, result)
         except Exception as not_recordable:  # noqa: BLE001 - the action gets it
-            if journaled is not None and execution.journal is not None:
-                execution.journal.forget(*journaled)
             return None, not_recordable
         execution.step.record(name, value)
         self._on_record()

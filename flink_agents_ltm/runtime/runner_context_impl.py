@@ -116,7 +116,6 @@ class RunnerContextImpl(RunnerContext):
             return result
         position = self._step.position
         call = DurableCall(fn, args, kwargs, name=name)
-        token = None
         if self._journal is not None:  # the action-state store: write ahead
             state, result = self._journal.replay(position, name)
             if state == RESULT:
@@ -124,14 +123,12 @@ class RunnerContextImpl(RunnerContext):
                 self._on_record()
                 return result
             call.reconciling = state == STARTED
-            token, call.on_result = self._journal.start(position, name)
+            _, call.on_result = self._journal.start(position, name)
         try:
             with write_position(position):
                 result = call.run()
             recordable(name, result)
-        except Exception as error:
-            if token is not None and self._journal is not None:
-                self._journal.forget(position, token)
+        except Exception as error:  # a failed call's started marker stays (see action_driver)
             if isinstance(error, DurableResultNotSerializableError):
                 raise
             raise DurableCallError(f"durable call {name} failed: "

@@ -18,6 +18,7 @@ from flink_agents_ltm.runtime.action_state.journal import ActionJournal
 from flink_agents_ltm.runtime.action_state.sqlite import FILE_NAME, SqliteActionStateStore
 from flink_agents_ltm.runtime.action_state.store import open_action_state_store
 from flink_agents_ltm.runtime.harness import AgentHarness
+from flink_agents_ltm.runtime.keyed_runs import AgentActionError
 
 sent: list = []  # the side effects: e-mails sent
 
@@ -185,6 +186,35 @@ def test_a_call_killed_after_its_side_effect_without_a_reconciler_has_the_effect
 
 def test_a_reconciler_that_finds_no_effect_lets_the_call_run_again(config):
     restored = crash_mid_call(ReconcilingMailAgent(), config, effect_happened=False)
+    assert sent == [1]
+    assert restored.outputs == [("a", "sent #1")]
+
+
+def send_then_fail(n):
+    sent.append(n)
+    raise TimeoutError("the mail server did not answer")
+
+
+class FlakyMailAgent(Agent):
+    @action(InputEvent)
+    async def mail(event, ctx):
+        key, n = event.input
+        receipt = await ctx.durable_execute_async(send_then_fail, n,
+                                                  reconciler=lambda: already_sent(n))
+        ctx.send_event(OutputEvent((key, receipt)))
+
+
+def test_a_call_that_raised_after_its_side_effect_asks_its_reconciler_on_the_replay(config):
+    first = harness(FlakyMailAgent(), config)
+    first.process_element(("a", 1))
+    snapshot = first.snapshot()
+    with pytest.raises(AgentActionError, match="TimeoutError"):
+        finish(first)  # the job fails (agents.error-handling: fail)
+    first.close()
+    restored = AgentHarness.restore(snapshot, FlakyMailAgent(), key_selector=lambda r: r[0],
+                                    config=config)
+    finish(restored)
+    restored.close()
     assert sent == [1]
     assert restored.outputs == [("a", "sent #1")]
 

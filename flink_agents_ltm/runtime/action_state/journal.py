@@ -75,8 +75,6 @@ class ActionJournal:
 
         return token, write_result
 
-    def forget(self, observation: str, position: str, token: str) -> None:
-        self.store.forget(observation, position, token)
 
     # ---- steps and checkpoints
 
@@ -143,8 +141,6 @@ class StepJournal:
         self.used = True
         return self._journal.start(self.observation, position, name)
 
-    def forget(self, position: str, token: str) -> None:
-        self._journal.forget(self.observation, position, token)
 
     def done(self) -> None:
         if self.used:

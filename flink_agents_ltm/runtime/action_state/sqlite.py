@@ -93,9 +93,6 @@ class SqliteActionStateStore:
                   "AND position = ? AND token = ?", result, self._job, observation, position,
                   token)
 
-    def forget(self, observation: str, position: str, token: str) -> None:
-        self._run("DELETE FROM durable_calls WHERE job = ? AND observation = ? AND "
-                  "position = ? AND token = ?", self._job, observation, position, token)
 
     def lookup(self, observation: str, position: str) -> Lookup | None:
         row = self._run("SELECT name, result FROM durable_calls WHERE job = ? AND "

@@ -37,8 +37,6 @@ class ActionStateStore(Protocol):
     def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
         """Record the call's result, if the row is still this attempt's (``token``)."""
 
-    def forget(self, observation: str, position: str, token: str) -> None:
-        """The attempt failed and the action knows it: drop its row."""
 
     def lookup(self, observation: str, position: str) -> Lookup | None: ...
 
