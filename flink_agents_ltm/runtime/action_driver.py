@@ -196,7 +196,9 @@ class ActionDriver:
         position = execution.step.position
         state, value = journal.replay(position, request.name)
         if state == RESULT:
-            execution.step.record(request.name, value)
+            # The call ran in a process that failed: whether it stored long-term-memory
+            # items is unknown here, so the record says it may have.
+            execution.step.record(request.name, value).stored_items = None
             self._stats.durable_calls_replayed += 1
             self._on_record()
             return True, value

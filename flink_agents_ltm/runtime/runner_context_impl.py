@@ -118,8 +118,8 @@ class RunnerContextImpl(RunnerContext):
         call = DurableCall(fn, args, kwargs, name=name)
         if self._journal is not None:  # the action-state store: write ahead
             state, result = self._journal.replay(position, name)
-            if state == RESULT:
-                self._step.record(name, result)
+            if state == RESULT:  # ran in a failed process: it may have stored items
+                self._step.record(name, result).stored_items = None
                 self._on_record()
                 return result
             call.reconciling = state == STARTED
