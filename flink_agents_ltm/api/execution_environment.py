@@ -81,6 +81,18 @@ class AgentsOptions:
         "reuses them: exactly-once calls. Off: only completed actions are kept; the calls "
         "of an action interrupted by a failure run again (at-least-once), which keeps "
         "state small. Memory writes are exactly-once either way.")
+    ACTION_STATE_STORE: ConfigOption[str] = ConfigOption(
+        "agents.action-state.store", str, "none",
+        "Where durable results are written ahead, outside Flink's checkpoints, so that a "
+        "call that completed after the last checkpoint is not run again after a failure: "
+        "'none' (off), 'sqlite' (a 0600 file next to the job's embedded store, one "
+        "machine), a registered name or 'module:callable'. A call that a crash interrupted "
+        "asks its reconciler, if it has one, instead of running again.")
+    ACTION_STATE_RETENTION_MS = ConfigOption(
+        "agents.action-state.retention-ms", int, 600_000,
+        "Where the host reports no completed checkpoints (PyFlink's Python operator), how "
+        "long the action-state store keeps a finished action's records; keep it above the "
+        "checkpoint interval plus a restart.", duration=True)
     SHORT_TERM_MEMORY_TTL_MS: ConfigOption[int | None] = ConfigOption(
         "agents.short-term-memory.ttl-ms", int, None,
         "Time to live of short-term memory entries since their last write (Flink state "
@@ -113,6 +125,7 @@ class AgentsOptions:
         ASYNC_POLL_INTERVAL_MS.key: _positive,
         PROGRESS_INTERVAL_MS.key: _positive,
         SHORT_TERM_MEMORY_TTL_MS.key: _positive,
+        ACTION_STATE_RETENTION_MS.key: _positive,
     }
 
     @classmethod

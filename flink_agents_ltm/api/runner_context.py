@@ -33,7 +33,28 @@ if TYPE_CHECKING:
     from flink_agents_ltm.api.chat_models import ChatMessage
     from flink_agents_ltm.api.tools import Tool
 
-__all__ = ["MemoryObject", "RunnerContext"]
+__all__ = ["CALL_AGAIN", "MemoryObject", "RunnerContext"]
+
+
+class _CallAgain:
+    """The answer of a reconciler that found no trace of the call's side effect."""
+
+    _instance: _CallAgain | None = None
+
+    def __new__(cls) -> _CallAgain:  # one value, also after unpickling
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __reduce__(self) -> str:
+        return "CALL_AGAIN"
+
+    def __repr__(self) -> str:
+        return "CALL_AGAIN"
+
+
+CALL_AGAIN = _CallAgain()
+"""What ``reconciler()`` returns to say "the side effect did not happen: call again"."""
 
 
 class MemoryObject(ABC):
@@ -105,10 +126,17 @@ class RunnerContext(ABC):
 
     @abstractmethod
     def durable_execute_async(
-        self, fn: Callable[..., Any], *args: Any, **kwargs: Any
+        self, fn: Callable[..., Any], *args: Any,
+        reconciler: Callable[[], Any] | None = None, **kwargs: Any
     ) -> Awaitable[Any]:
         """Run ``fn`` on the worker pool; await the result. While it runs, the
-        operator processes other keys. Recorded like ``durable_execute``."""
+        operator processes other keys. Recorded like ``durable_execute``.
+
+        ``reconciler`` (with ``agents.action-state.store`` on): when a replay finds the
+        call started but its result never recorded (the process died mid-call), the
+        runtime calls ``reconciler()`` instead of ``fn``: it answers the call's result
+        if the side effect happened, or :data:`CALL_AGAIN` to run ``fn`` again.
+        Without one, such a call runs again."""
 
     @abstractmethod
     def chat(

@@ -27,6 +27,7 @@ from typing import Any
 
 from flink_agents_ltm.api.agent import Action
 from flink_agents_ltm.api.events import Event
+from flink_agents_ltm.runtime.action_state.journal import RESULT, STARTED, StepJournal
 from flink_agents_ltm.runtime.durable import (
     DurableCall,
     DurableCallError,
@@ -74,6 +75,10 @@ class ActionExecution:
     # Calls left running past their timeout or their step's failure: their threads may
     # still store long-term-memory items under this step's observation id.
     abandoned_calls: int = 0
+    # The action-state store (None when off), and the write position and token of the
+    # started marker of the call in flight.
+    journal: StepJournal | None = None
+    journaled: tuple[str, str] | None = None
 
 
 class _RefusingEventLoop:
@@ -135,6 +140,10 @@ class ActionDriver:
                 return PARKED
             if self._pool.time_out(handle):
                 execution.pending = None
+                # Its started marker stays: the abandoned call may still have its effect, so
+                # a replay (or a retry at this position) asks the reconciler; the late
+                # result is not written (another start replaces the marker's token).
+                execution.journaled = None
                 execution.abandoned_calls += 1
                 self._stats.durable_calls_timed_out += 1
                 return self._drive(execution, None, DurableCallTimeoutError(
@@ -159,6 +168,9 @@ class ActionDriver:
         stats.durable_call_time_ms += int((handle.finished - handle.started) * 1000)
         result, error = handle.outcome()
         name = handle.call.name
+        # A failed call keeps its started marker: it may have had its effect before it
+        # raised, so a replay (or a retry at this position) asks its reconciler.
+        execution.journaled = None
         if error is not None:
             stats.durable_calls_failed += 1
             failure = DurableCallError(f"durable call {name} failed: "
@@ -173,6 +185,27 @@ class ActionDriver:
         execution.step.record(name, value)
         self._on_record()
         return value, None
+
+    def _write_ahead(self, execution: ActionExecution, request: DurableCall) -> tuple[bool, Any]:
+        """Action-state store on: ``(True, result)`` if the store holds the call's result
+        (written by a process that failed before a checkpoint took it); else the started
+        marker is written, the call will write its result ahead, and a call interrupted
+        before it returned asks its reconciler first."""
+        journal = execution.journal
+        assert journal is not None
+        position = execution.step.position
+        state, value = journal.replay(position, request.name)
+        if state == RESULT:
+            # The call ran in a process that failed: whether it stored long-term-memory
+            # items is unknown here, so the record says it may have.
+            execution.step.record(request.name, value).stored_items = None
+            self._stats.durable_calls_replayed += 1
+            self._on_record()
+            return True, value
+        request.reconciling = state == STARTED
+        token, request.on_result = journal.start(position, request.name)
+        execution.journaled = (position, token)
+        return False, None
 
     def _drive(self, execution: ActionExecution, send: Any,
                throw: BaseException | None) -> str:
@@ -202,6 +235,14 @@ class ActionDriver:
                 raise StepFailed(error) from error
             if replayed:
                 continue
+            if execution.journal is not None:
+                try:
+                    written, send = self._write_ahead(execution, request)
+                except NonDeterministicReplayError as error:
+                    coroutine.close()
+                    raise StepFailed(error) from error
+                if written:
+                    continue
             handle = self._pool.submit(request, execution.step.position)
             self._stats.durable_calls_submitted += 1
             execution.pending = handle

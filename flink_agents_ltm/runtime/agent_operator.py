@@ -29,6 +29,7 @@ from flink_agents_ltm.api.memory.errors import LongTermMemoryError
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import chainable, redact_text
 from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.runtime.action_state.journal import open_journal
 from flink_agents_ltm.runtime.durable import describe
 from flink_agents_ltm.runtime.keyed_runs import (
     AgentActionError,
@@ -44,7 +45,12 @@ from flink_agents_ltm.runtime.operator_metrics import OperatorMetrics, OperatorS
 from flink_agents_ltm.runtime.parent_watchdog import watch_task_manager
 from flink_agents_ltm.runtime.protocols import KeyedStates
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider, check_resources
-from flink_agents_ltm.runtime.task_info import execution_mode, number_of_subtasks, subtask_index
+from flink_agents_ltm.runtime.task_info import (
+    attempt_number,
+    execution_mode,
+    number_of_subtasks,
+    subtask_index,
+)
 from flink_agents_ltm.runtime.worker_pool import SystemClock, ThreadWorkerPool
 
 __all__ = ["AgentActionError", "AgentOperator", "KeySelectorError", "build_agent_stream"]
@@ -101,7 +107,9 @@ class AgentOperator(KeyedProcessFunction):
         self._engine = KeyedRunEngine(
             actions=self._agent.actions(), states=self._keyed_states(runtime_context, config),
             pool=self._pool, clock=clock, settings=settings, memory=memory,
-            resources=self._resources.get, mailbox_check=self._check, stats=self.stats)
+            resources=self._resources.get, mailbox_check=self._check, stats=self.stats,
+            journal=open_journal(config, self._subtask,  # a restart recovers: keep rows
+                                 fresh=attempt_number(runtime_context) == 0))
         self._progress = ProgressLog(
             log, clock, config.get(AgentsOptions.PROGRESS_INTERVAL_MS) / 1000,
             lambda: f"agent {self._name} on subtask {self._subtask}: {self.stats.progress()}")

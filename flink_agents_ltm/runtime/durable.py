@@ -18,6 +18,8 @@ from typing import Any
 
 import cloudpickle
 
+from flink_agents_ltm.api.runner_context import CALL_AGAIN
+
 
 class DurableCallError(RuntimeError):
     """A durable call raised; the cause is chained."""
@@ -75,16 +77,31 @@ class DurableCall:
     """
 
     def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict,
-                 name: str | None = None):
+                 name: str | None = None, reconciler: Callable[[], Any] | None = None):
         if not callable(fn):
             raise TypeError(f"durable_execute_async needs a callable, got {type(fn).__name__}")
+        if reconciler is not None and not callable(reconciler):
+            raise TypeError(f"durable_execute_async's reconciler must be callable, got "
+                            f"{type(reconciler).__name__}")
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
         self.name = name or call_name(fn)
+        self.reconciler = reconciler
+        # Set by the runtime (action-state store on): ask the reconciler before calling,
+        # and write the result ahead as soon as it is known, on the calling thread.
+        self.reconciling = False
+        self.on_result: Callable[[Any], None] | None = None
 
     def run(self) -> Any:
-        return self.fn(*self.args, **self.kwargs)
+        result = CALL_AGAIN
+        if self.reconciling and self.reconciler is not None:
+            result = self.reconciler()
+        if result is CALL_AGAIN:
+            result = self.fn(*self.args, **self.kwargs)
+        if self.on_result is not None:
+            self.on_result(result)
+        return result
 
     def __await__(self):
         return (yield self)

@@ -39,6 +39,7 @@ from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.runtime.action_state.journal import open_journal
 from flink_agents_ltm.runtime.durable import DurableCall
 from flink_agents_ltm.runtime.keyed_runs import EngineSettings, KeyedRunEngine
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
@@ -318,6 +319,7 @@ class Snapshot:
     tables: dict[str, dict[Any, Any]]
     timers: dict[tuple[Any, int, bool], int]
     processing_time_ms: int
+    checkpoint_id: int = 0
 
 
 class AgentHarness:
@@ -352,6 +354,11 @@ class AgentHarness:
         self.memory = LazyActionMemory(memory or self.default_memory, "the harness's memory",
                                        self.check)
         states = KeyedStates(*(self._state(name) for name in STATE_NAMES))
+        # agents.action-state.store: a fresh harness is a fresh job; a restored one recovers.
+        self.checkpoint_id = snapshot.checkpoint_id if snapshot else 0
+        self.journal = open_journal(self.config, 0, fresh=snapshot is None, checkpoints=True)
+        if self.journal is not None:
+            self.journal.restored(self.checkpoint_id)
         self.engine = KeyedRunEngine(
             actions=agent.actions(), states=states, pool=self.pool, clock=self.clock,
             settings=EngineSettings(
@@ -360,7 +367,7 @@ class AgentHarness:
                 fail_job=self.config.get(AgentsOptions.ERROR_HANDLING) == "fail",
                 retain=self.config.get(AgentsOptions.RETAIN_ACTION_STATE)),
             memory=self.memory, resources=self.resources.get, mailbox_check=self.check,
-            stats=self.stats)
+            stats=self.stats, journal=self.journal)
 
     def _state(self, name: str) -> Any:
         if name in ("pending", "short_term"):
@@ -422,8 +429,17 @@ class AgentHarness:
         return self.process_watermark(MAX_WATERMARK, late_timers_fire)
 
     def snapshot(self) -> Snapshot:
+        """Keyed state and timers now: checkpoint ``checkpoint_id + 1`` is taken (see
+        :meth:`notify_checkpoint_complete`)."""
+        self.checkpoint_id += 1
+        self.engine.checkpoint_started(self.checkpoint_id)
         return Snapshot(copy.deepcopy(self._backend.tables), dict(self._timers),
-                        self.processing_time())
+                        self.processing_time(), self.checkpoint_id)
+
+    def notify_checkpoint_complete(self, checkpoint_id: int | None = None) -> int:
+        """The checkpoint (the latest snapshot by default) completed; answers how many
+        action-state rows were pruned."""
+        return self.engine.checkpoint_completed(checkpoint_id or self.checkpoint_id)
 
     @classmethod
     def restore(cls, snapshot: Snapshot, agent: Agent, **kwargs: Any) -> AgentHarness:
@@ -434,6 +450,8 @@ class AgentHarness:
         """Close as the operator does (without waiting); answers the calls still running."""
         still_running = self.engine.close(grace_s=0)
         self.resources.close()
+        if self.journal is not None:
+            self.journal.close()  # the manual pool's calls run only when the test says
         return still_running
 
     # ------------------------------------------------------------------ inspecting

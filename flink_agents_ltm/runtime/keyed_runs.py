@@ -77,6 +77,7 @@ from flink_agents_ltm.runtime.action_driver import (
     ActionExecution,
     StepFailed,
 )
+from flink_agents_ltm.runtime.action_state.journal import ActionJournal, StepJournal
 from flink_agents_ltm.runtime.durable import recordable
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
@@ -193,7 +194,8 @@ class KeyedRunEngine:
     def __init__(self, *, actions: list[Action], states: KeyedStates, pool: WorkerPool[Any],
                  clock: Clock, settings: EngineSettings, memory: LazyActionMemory,
                  resources: Callable[[str, ResourceType | None], Any],
-                 mailbox_check: Callable[[], None], stats: OperatorStats):
+                 mailbox_check: Callable[[], None], stats: OperatorStats,
+                 journal: ActionJournal | None = None):
         self._actions = actions
         self._states = states
         self._pool = pool
@@ -203,6 +205,7 @@ class KeyedRunEngine:
         self._resources = resources
         self._check = mailbox_check
         self._stats = stats
+        self._journal = journal  # the action-state store, None when off
         self._works: dict[Any, _KeyWork] = {}
         self._current: _KeyWork | None = None
         self._driver = ActionDriver(pool, clock, stats, settings.timeout_s, self._enter,
@@ -267,7 +270,19 @@ class KeyedRunEngine:
         self.refresh_gauges()
         if not still_running:
             self._memory.close()
+            if self._journal is not None:
+                self._journal.close()
         return still_running
+
+    def checkpoint_started(self, checkpoint_id: int) -> None:
+        """The host snapshots keyed state for checkpoint ``checkpoint_id`` now."""
+        if self._journal is not None:
+            self._journal.checkpoint_started(checkpoint_id)
+
+    def checkpoint_completed(self, checkpoint_id: int) -> int:
+        """Checkpoint ``checkpoint_id`` completed: prune the action-state rows it covers
+        (answers how many)."""
+        return 0 if self._journal is None else self._journal.checkpoint_completed(checkpoint_id)
 
     # ------------------------------------------------------------------ keys with work
 
@@ -449,6 +464,7 @@ class KeyedRunEngine:
         observation_id = f"{work.key}#{run.seq}#{run.step_index}"
         step = Step(run.record.calls, self._count_replay,
                     lambda: self._memory.stored_items(observation_id))
+        journal = None if self._journal is None else StepJournal(self._journal, observation_id)
         sensory = KeyedMemoryStore(_SensoryLayer(run.record), self._check, "sensory memory")
         short_term = KeyedMemoryStore(_ShortTermLayer(self._states.short_term, run.record),
                                       self._check, "short-term memory")
@@ -456,9 +472,10 @@ class KeyedRunEngine:
             key=work.key, action_name=action.name, step=step, sensory=sensory,
             short_term=short_term, long_term=self._memory.get, resources=self._resources,
             mailbox_check=self._check, listened=self._listened, on_record=self._on_record,
-            awaitable=action.is_async)
+            awaitable=action.is_async, journal=journal)
         return ActionExecution(action, event, ctx, step, observation_id,
-                               isinstance(event, MemoryEvent), sensory, short_term)
+                               isinstance(event, MemoryEvent), sensory, short_term,
+                               journal=journal)
 
     def _complete_step(self, work: _KeyWork) -> None:
         run = work.run
@@ -475,6 +492,7 @@ class KeyedRunEngine:
         outcome = self._memory.end_action(execution.observation_id, completed=True)
         if outcome.items_added or execution.abandoned_calls:
             self._keep_counter(work)
+        self._journal_step_done(work, execution)
         memory_events = [memory_event_for(o) for o in outcome.observations]
         if memory_events:
             self._stats.count_observations(outcome.observations)
@@ -504,6 +522,7 @@ class KeyedRunEngine:
             if (self._memory.end_action(execution.observation_id, completed=False).items_added
                     or execution.abandoned_calls):
                 self._keep_counter(work)
+            self._journal_step_done(work, execution)
             event_name = type(execution.event).__name__
             action_name = execution.action.name
         failure = AgentActionError(
@@ -531,6 +550,14 @@ class KeyedRunEngine:
         if work.stored:
             self._states.pending.remove(run.seq)
         work.record_dirty = False
+
+    def _journal_step_done(self, work: _KeyWork, execution: ActionExecution) -> None:
+        """The step's action-state rows are done (pruned once a checkpoint covers the step's
+        end). Until then they may answer its observation id: the key keeps its counter so
+        that a later input never runs under that id again."""
+        if execution.journal is not None and execution.journal.used:
+            execution.journal.done()
+            self._keep_counter(work)
 
     def _keep_counter(self, work: _KeyWork) -> None:
         if not work.keeps_counter:

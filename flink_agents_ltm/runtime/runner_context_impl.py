@@ -20,8 +20,15 @@ from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.api.runner_context import MemoryObject, RunnerContext
 from flink_agents_ltm.api.tools import Tool, tool
+from flink_agents_ltm.runtime.action_state.journal import RESULT, STARTED, StepJournal
 from flink_agents_ltm.runtime.chat_loop import ChatLoop
-from flink_agents_ltm.runtime.durable import DurableCall, DurableCallError, call_name, recordable
+from flink_agents_ltm.runtime.durable import (
+    DurableCall,
+    DurableCallError,
+    DurableResultNotSerializableError,
+    call_name,
+    recordable,
+)
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject, KeyedMemoryStore
 from flink_agents_ltm.runtime.step import Step
 
@@ -41,6 +48,7 @@ class RunnerContextImpl(RunnerContext):
         mailbox_check: Callable[[], None],
         on_record: Callable[[], None],
         awaitable: bool = True,
+        journal: StepJournal | None = None,
     ):
         self._key = key
         self._awaitable = awaitable
@@ -55,6 +63,7 @@ class RunnerContextImpl(RunnerContext):
         self._listened = listened
         self._check = mailbox_check
         self._on_record = on_record
+        self._journal = journal
 
     @property
     def key(self) -> Any:
@@ -105,19 +114,33 @@ class RunnerContextImpl(RunnerContext):
         replayed, result = self._step.replay(name)
         if replayed:
             return result
+        position = self._step.position
+        call = DurableCall(fn, args, kwargs, name=name)
+        if self._journal is not None:  # the action-state store: write ahead
+            state, result = self._journal.replay(position, name)
+            if state == RESULT:  # ran in a failed process: it may have stored items
+                self._step.record(name, result).stored_items = None
+                self._on_record()
+                return result
+            call.reconciling = state == STARTED
+            _, call.on_result = self._journal.start(position, name)
         try:
-            with write_position(self._step.position):
-                result = fn(*args, **kwargs)
-        except Exception as error:
+            with write_position(position):
+                result = call.run()
+            recordable(name, result)
+        except Exception as error:  # a failed call's started marker stays (see action_driver)
+            if isinstance(error, DurableResultNotSerializableError):
+                raise
             raise DurableCallError(f"durable call {name} failed: "
                                    f"{type(error).__name__}: {error}") from error
-        self._step.record(name, recordable(name, result))
+        self._step.record(name, result)
         self._on_record()
         return result
 
-    def durable_execute_async(self, fn: Callable[..., Any], *args: Any, **kwargs: Any):
+    def durable_execute_async(self, fn: Callable[..., Any], *args: Any,
+                              reconciler: Callable[[], Any] | None = None, **kwargs: Any):
         self._require_async("durable_execute_async")
-        return DurableCall(fn, args, kwargs)
+        return DurableCall(fn, args, kwargs, reconciler=reconciler)
 
     def chat(self, messages: str | Sequence[ChatMessage], model: str,
              tools: Sequence[Tool | Callable[..., Any]] = (), max_turns: int = 8):

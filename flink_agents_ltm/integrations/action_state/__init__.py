@@ -1,0 +1,1 @@
+"""Action-state stores on external systems (``agents.action-state.store``)."""

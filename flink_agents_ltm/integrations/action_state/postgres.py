@@ -1,0 +1,110 @@
+"""The action-state store on PostgreSQL: the job's pgvector server, for several machines.
+
+``agents.action-state.store: flink_agents_ltm.integrations.action_state.postgres:open_store``
+with the job's ``long-term-memory.vector-store`` an inline pgvector store
+(``{"provider": "pgvector", "config": {...}}``): the rows go to the table
+``ltm_action_state`` of that database, through a connection of their own with the
+vector store's timeouts. psycopg2 is imported only when the store opens; errors
+name the server (``host:port/db``), never the password.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from flink_agents_ltm.api.execution_environment import AgentsConfiguration
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
+from flink_agents_ltm.runtime.action_state.store import Lookup
+
+TABLE = "ltm_action_state"
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    job TEXT NOT NULL,
+    observation TEXT NOT NULL,
+    position TEXT NOT NULL,
+    subtask INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    token TEXT NOT NULL,
+    result BYTEA,
+    owner TEXT,
+    done_mark BIGINT,
+    done_at DOUBLE PRECISION,
+    PRIMARY KEY (job, observation, position)
+);
+CREATE INDEX IF NOT EXISTS {TABLE}_done ON {TABLE} (job, owner, done_mark);
+CREATE INDEX IF NOT EXISTS {TABLE}_done_at ON {TABLE} (job, done_at);
+"""
+
+
+def open_store(job_id: str, config: AgentsConfiguration) -> PostgresActionStateStore:
+    store = config.get(LongTermMemoryOptions.VECTOR_STORE)
+    if not isinstance(store, Mapping) or store.get("provider") != "pgvector":
+        raise ValueError("the PostgreSQL action-state store needs the job's "
+                         "long-term-memory.vector-store to be an inline pgvector store "
+                         '({"provider": "pgvector", "config": {...}})')
+    return PostgresActionStateStore(PgvectorConnection.from_config(store.get("config") or {}),
+                                    job_id)
+
+
+class PostgresActionStateStore:
+    def __init__(self, connection: PgvectorConnection, job_id: str):
+        self._job = job_id
+        self._lock = threading.Lock()
+        self._db: Any = connection.connect()
+        self._db.autocommit = True
+        with self._db.cursor() as cursor:
+            cursor.execute(_SCHEMA)
+
+    def _run(self, sql: str, *params: object, fetch: bool = False) -> Any:
+        with self._lock, self._db.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchone() if fetch else cursor.rowcount
+
+    def started(self, subtask: int, observation: str, position: str, name: str,
+                token: str) -> None:
+        self._run(f"INSERT INTO {TABLE} (job, observation, position, subtask, name, token) "
+                  "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (job, observation, position) "
+                  "DO UPDATE SET subtask = EXCLUDED.subtask, name = EXCLUDED.name, token = "
+                  "EXCLUDED.token, result = NULL, owner = NULL, done_mark = NULL, "
+                  "done_at = NULL", self._job, observation, position, subtask, name, token)
+
+    def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
+        from psycopg2 import Binary
+
+        self._run(f"UPDATE {TABLE} SET result = %s WHERE job = %s AND observation = %s AND "
+                  "position = %s AND token = %s", Binary(result), self._job, observation,
+                  position, token)
+
+    def lookup(self, observation: str, position: str) -> Lookup | None:
+        row = self._run(f"SELECT name, result FROM {TABLE} WHERE job = %s AND observation = %s "
+                        "AND position = %s", self._job, observation, position, fetch=True)
+        if row is None:
+            return None
+        return Lookup(row[0], None if row[1] is None else bytes(row[1]))
+
+    def step_done(self, observation: str, owner: str, mark: int, at: float) -> None:
+        self._run(f"UPDATE {TABLE} SET owner = %s, done_mark = %s, done_at = %s WHERE job = %s "
+                  "AND observation = %s", owner, mark, at, self._job, observation)
+
+    def prune(self, owner: str, mark: int) -> int:
+        return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND owner = %s AND "
+                             "done_mark <= %s", self._job, owner, mark))
+
+    def prune_older(self, at: float) -> int:
+        return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND done_at < %s",
+                             self._job, at))
+
+    def clear_subtask(self, subtask: int) -> int:
+        return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND subtask = %s",
+                             self._job, subtask))
+
+    def row_count(self) -> int:
+        row = self._run(f"SELECT COUNT(*) FROM {TABLE} WHERE job = %s", self._job, fetch=True)
+        return int(row[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

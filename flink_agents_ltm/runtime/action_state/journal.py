@@ -1,0 +1,147 @@
+"""The engine's side of the action-state store: write ahead, look up, mark done, prune.
+
+One journal per operator subtask (per engine). ``checkpoints=True``: the host
+reports checkpoints (``checkpoint_started`` at the snapshot, ``checkpoint_completed``
+once it completed; the harness does, as a Java operator would); a step's rows are
+marked with the next checkpoint's id and pruned when a checkpoint at least that
+new completes. ``checkpoints=False`` (PyFlink's Python operator, which is told of
+no checkpoint): rows are pruned ``retention_s`` after their step ended.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import cloudpickle
+
+from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
+from flink_agents_ltm.runtime.action_state.store import ActionStateStore, open_action_state_store
+from flink_agents_ltm.runtime.durable import NonDeterministicReplayError
+
+MISSING = "missing"  # the store holds nothing for the call
+STARTED = "started"  # started, never returned: a crash (or a kill) interrupted it
+RESULT = "result"
+
+log = logging.getLogger(__name__)
+
+PRUNE_EVERY_S = 1.0  # retention mode: prune at most this often
+
+
+class ActionJournal:
+    def __init__(self, store: ActionStateStore, subtask: int, *, checkpoints: bool,
+                 retention_s: float, wall_clock: Callable[[], float] = time.time):
+        self.store = store
+        self._subtask = subtask
+        self._owner = uuid.uuid4().hex  # this process's marks: a dead one's are not ours
+        self._checkpoints = checkpoints
+        self._retention_s = retention_s
+        self._wall = wall_clock
+        self._last_checkpoint = 0
+        self._next_prune = 0.0
+
+    # ---- calls
+
+    def replay(self, observation: str, position: str, name: str) -> tuple[str, Any]:
+        """``(RESULT, value)``, ``(STARTED, None)`` or ``(MISSING, None)``."""
+        found = self.store.lookup(observation, position)
+        if found is None:
+            return MISSING, None
+        if found.name != name:
+            raise NonDeterministicReplayError(
+                f"durable call at {position} of this step was written ahead as {found.name}, "
+                f"but the replayed action now calls {name}: after a restore an action must "
+                "make the same durable calls in the same order as before the failure")
+        if found.result is None:
+            return STARTED, None
+        return RESULT, cloudpickle.loads(found.result)
+
+    def start(self, observation: str, position: str, name: str) -> tuple[str, Callable[[Any],
+                                                                                       None]]:
+        """Write the started marker; answers its token and the writer of the result
+        (called on the thread that ran the call, before the action goes on)."""
+        token = uuid.uuid4().hex
+        self.store.started(self._subtask, observation, position, name, token)
+
+        def write_result(result: Any) -> None:
+            try:
+                payload = cloudpickle.dumps(result)
+            except Exception:  # noqa: BLE001 - the engine fails the call with a clear error
+                return
+            self.store.completed(observation, position, token, payload)
+
+        return token, write_result
+
+
+    # ---- steps and checkpoints
+
+    def step_done(self, observation: str) -> None:
+        now = self._wall()
+        self.store.step_done(observation, self._owner, self._last_checkpoint + 1, now)
+        if not self._checkpoints and now >= self._next_prune:
+            self._next_prune = now + PRUNE_EVERY_S
+            self.store.prune_older(now - self._retention_s)
+
+    def checkpoint_started(self, checkpoint_id: int) -> None:
+        self._last_checkpoint = max(self._last_checkpoint, checkpoint_id)
+
+    def checkpoint_completed(self, checkpoint_id: int) -> int:
+        """Prune what the checkpoint covers (and what dead processes left long ago)."""
+        pruned = self.store.prune(self._owner, checkpoint_id)
+        return pruned + self.store.prune_older(self._wall() - self._retention_s)
+
+    def restored(self, checkpoint_id: int) -> None:
+        """The engine starts from checkpoint ``checkpoint_id``: later marks are newer."""
+        self._last_checkpoint = max(self._last_checkpoint, checkpoint_id)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_journal(config: AgentsConfiguration, subtask: int, *, fresh: bool,
+                 checkpoints: bool = False) -> ActionJournal | None:
+    """The journal ``agents.action-state.store`` asks for (``None`` when off). ``fresh``:
+    the job starts anew, not from a recovery; the subtask's rows of an earlier run of the
+    job are dropped, so that they never answer this run's calls."""
+    store = open_action_state_store(config.get(AgentsOptions.ACTION_STATE_STORE),
+                                    config.get(AgentsOptions.JOB_ID), config)
+    if store is None:
+        return None
+    if fresh:
+        store.clear_subtask(subtask)
+    return ActionJournal(store, subtask, checkpoints=checkpoints,
+                         retention_s=config.get(AgentsOptions.ACTION_STATE_RETENTION_MS) / 1000)
+
+
+class StepJournal:
+    """The journal seen by one step (one observation id); ``used``: the step wrote or
+    read a row, so its key keeps its input counter (observation ids are never reused
+    while rows may answer them) and its rows are marked done when it ends."""
+
+    def __init__(self, journal: ActionJournal, observation: str):
+        self._journal = journal
+        self.observation = observation
+        self.used = False
+
+    def replay(self, position: str, name: str) -> tuple[str, Any]:
+        state, value = self._journal.replay(self.observation, position, name)
+        if state != MISSING:
+            self.used = True
+            # names and positions only: results and arguments stay out of logs
+            log.info("durable call %s at %s of %s: %s", name, position, self.observation,
+                     "its result written ahead answers it, without calling" if state == RESULT
+                     else "started before a failure and never returned: it asks its "
+                     "reconciler, if it has one, else runs again")
+        return state, value
+
+    def start(self, position: str, name: str) -> tuple[str, Callable[[Any], None]]:
+        self.used = True
+        return self._journal.start(self.observation, position, name)
+
+
+    def done(self) -> None:
+        if self.used:
+            self._journal.step_done(self.observation)

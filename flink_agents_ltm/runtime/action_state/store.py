@@ -1,0 +1,101 @@
+"""The store protocol, and how a job names its store (``agents.action-state.store``).
+
+A store keeps one row per durable call: ``(job, observation, position)`` → the
+call's name, a token (one per start, so that a late result of an abandoned
+attempt never lands on a later call), its pickled result once it returned, and a
+*done mark* once its step ended. Only the engine reads results; nothing here logs
+a result or an argument.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from flink_agents_ltm.api.execution_environment import AgentsConfiguration
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What the store holds for a call: its name, and its pickled result (``None``: it
+    was started and never returned)."""
+
+    name: str
+    result: bytes | None
+
+
+class ActionStateStore(Protocol):
+    """Thread-safe: results are written from the worker threads, the rest from the
+    mailbox thread."""
+
+    def started(self, subtask: int, observation: str, position: str, name: str,
+                token: str) -> None:
+        """Record that the call is about to run (replaces an earlier row of the position)."""
+
+    def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
+        """Record the call's result, if the row is still this attempt's (``token``)."""
+
+
+    def lookup(self, observation: str, position: str) -> Lookup | None: ...
+
+    def step_done(self, observation: str, owner: str, mark: int, at: float) -> None:
+        """The step ended (at wall-clock time ``at``): its rows become ``owner``'s, pruned
+        by ``prune(owner, m)`` with ``m >= mark`` or by ``prune_older`` past ``at``."""
+
+    def prune(self, owner: str, mark: int) -> int:
+        """Drop ``owner``'s done rows with a mark at or below ``mark``; answers how many."""
+
+    def prune_older(self, at: float) -> int:
+        """Drop every done row whose step ended before ``at``; answers how many."""
+
+    def clear_subtask(self, subtask: int) -> int:
+        """A fresh start of the job (not a recovery): drop what the subtask left."""
+
+    def row_count(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+StoreFactory = Callable[[str, AgentsConfiguration], ActionStateStore]
+
+
+def _sqlite(job_id: str, config: AgentsConfiguration) -> ActionStateStore:
+    from flink_agents_ltm.runtime.action_state.sqlite import SqliteActionStateStore
+    return SqliteActionStateStore.for_job(job_id, config)
+
+
+_FACTORIES: dict[str, StoreFactory] = {"sqlite": _sqlite}
+NONE = "none"
+
+
+def register_action_state_store(name: str, factory: StoreFactory) -> None:
+    """Make ``agents.action-state.store=<name>`` build stores with ``factory(job_id,
+    config)`` (an integration registers its own, e.g. a PostgreSQL store)."""
+    if not name or name == NONE or ":" in name:
+        raise ValueError(f"an action-state store name must be a plain non-empty word other "
+                         f"than '{NONE}', got {name!r}")
+    _FACTORIES[name] = factory
+
+
+def open_action_state_store(name: str, job_id: str,
+                            config: AgentsConfiguration) -> ActionStateStore | None:
+    """The store ``name`` names (``None`` for ``none``): a registered name, or
+    ``module:callable`` called as ``callable(job_id, config)``."""
+    if name == NONE:
+        return None
+    factory = _FACTORIES.get(name)
+    if factory is None and ":" in name:
+        module_name, _, attribute = name.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as error:
+            raise ValueError(f"agents.action-state.store '{name}' cannot be loaded: "
+                             f"{type(error).__name__}: {error}") from None
+    if factory is None:
+        known = ", ".join(sorted([NONE, *_FACTORIES]))
+        raise ValueError(f"agents.action-state.store '{name}' is not a known store (known: "
+                         f"{known}, or 'module:callable')")
+    store: Any = factory(job_id, config)
+    return store

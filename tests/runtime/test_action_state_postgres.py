@@ -1,0 +1,70 @@
+"""The action-state store on the session's PostgreSQL (pgvector) server, on the harness:
+the same write-ahead answers as the SQLite store."""
+
+import copy
+import uuid
+
+import pytest
+
+from flink_agents_ltm.runtime.harness import AgentHarness
+from runtime.test_action_state_store import (
+    MailAgent,
+    ReconcilingMailAgent,
+    crash_after_the_call_completed,
+    crash_mid_call,
+    finish,
+    harness,
+    sent,
+)
+
+STORE = "flink_agents_ltm.integrations.action_state.postgres:open_store"
+
+
+@pytest.fixture(autouse=True)
+def nothing_sent_yet():
+    sent.clear()
+    yield
+    sent.clear()
+
+
+@pytest.fixture
+def config(pgvector_session):
+    job = f"action-state-{uuid.uuid4().hex[:8]}"
+    config = {"agents.action-state.store": STORE, "agents.job-id": job,
+              "long-term-memory.vector-store": copy.deepcopy(pgvector_session[0])}
+    yield config
+    cleanup = AgentHarness(MailAgent(), config=config)  # a fresh start clears the job's rows
+    rows = cleanup.journal.store.row_count()
+    cleanup.close()
+    assert rows == 0
+
+
+def test_a_call_completed_after_the_snapshot_is_not_run_again_with_the_postgres_store(config):
+    restored = crash_after_the_call_completed(MailAgent(), config)
+    assert sent == [1]
+    assert restored.outputs == [("a", "sent #1")]
+
+
+def test_a_call_killed_after_its_effect_asks_its_reconciler_with_the_postgres_store(config):
+    restored = crash_mid_call(ReconcilingMailAgent(), config, effect_happened=True)
+    assert sent == [1]
+    assert restored.outputs == [("a", "sent #1")]
+
+
+def test_a_completed_checkpoint_prunes_the_postgres_rows_it_covers(config):
+    run = harness(MailAgent(), config, sync=True)
+    for n in range(50):
+        run.process_element((f"k{n}", n))
+    run.pool.sync = False
+    run.process_element(("parked", 0))
+    assert run.journal.store.row_count() == 51
+    run.snapshot()
+    assert run.notify_checkpoint_complete() == 50
+    assert run.journal.store.row_count() == 1
+    finish(run)
+    run.close()
+
+
+def test_a_job_without_an_inline_pgvector_store_is_told_what_the_store_needs():
+    with pytest.raises(ValueError, match="needs the job's long-term-memory.vector-store"):
+        AgentHarness(MailAgent(), config={"agents.action-state.store": STORE})

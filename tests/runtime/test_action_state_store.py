@@ -1,0 +1,336 @@
+"""The action-state store on the in-memory harness: durable results written ahead outside
+Flink's checkpoints (``agents.action-state.store=sqlite``).
+
+A "failure" is a harness closed without its last work reaching a snapshot, then a fresh
+harness restored from the snapshot taken before: what Flink does after a crash."""
+
+import logging
+import os
+import stat
+
+import pytest
+
+from flink_agents_ltm.api.agent import Agent, action
+from flink_agents_ltm.api.events import InputEvent, OutputEvent
+from flink_agents_ltm.api.execution_environment import AgentsConfiguration
+from flink_agents_ltm.api.runner_context import CALL_AGAIN
+from flink_agents_ltm.runtime.action_state.journal import ActionJournal
+from flink_agents_ltm.runtime.action_state.sqlite import FILE_NAME, SqliteActionStateStore
+from flink_agents_ltm.runtime.action_state.store import open_action_state_store
+from flink_agents_ltm.runtime.harness import AgentHarness
+from flink_agents_ltm.runtime.keyed_runs import AgentActionError
+
+sent: list = []  # the side effects: e-mails sent
+
+
+def send_email(n):
+    sent.append(n)
+    return f"sent #{n}"
+
+
+def already_sent(n):
+    """The reconciler: asks the "mail server" whether e-mail n went out."""
+    return f"sent #{n}" if n in sent else CALL_AGAIN
+
+
+@pytest.fixture(autouse=True)
+def nothing_sent_yet():
+    sent.clear()
+    yield
+    sent.clear()
+
+
+class MailAgent(Agent):
+    @action(InputEvent)
+    async def mail(event, ctx):
+        key, n = event.input
+        receipt = await ctx.durable_execute_async(send_email, n)
+        ctx.send_event(OutputEvent((key, receipt)))
+
+
+class ReconcilingMailAgent(Agent):
+    @action(InputEvent)
+    async def mail(event, ctx):
+        key, n = event.input
+        receipt = await ctx.durable_execute_async(send_email, n, reconciler=lambda: already_sent(n))
+        ctx.send_event(OutputEvent((key, receipt)))
+
+
+class InlineMailAgent(Agent):
+    @action(InputEvent)
+    def mail(event, ctx):
+        key, n = event.input
+        ctx.send_event(OutputEvent((key, ctx.durable_execute(send_email, n))))
+
+
+@pytest.fixture
+def config(tmp_path):
+    return {"agents.action-state.store": "sqlite", "agents.job-id": "mail-job",
+            "long-term-memory.embedded.base-dir": str(tmp_path)}
+
+
+OFF = {"agents.action-state.store": "none"}
+
+
+def finish(harness):
+    """Let every call run and every parked action go on."""
+    for _ in range(5):
+        harness.pool.complete_all()
+        harness.advance(0.01)
+    return harness.outputs
+
+
+def harness(agent, config, **kwargs):
+    return AgentHarness(agent, key_selector=lambda r: r[0], config=config, **kwargs)
+
+
+def crash_after_the_call_completed(agent, config):
+    """The call parks; a snapshot is taken; the call completes and the action finishes;
+    the process dies before the next checkpoint. Answers the restored harness, finished."""
+    first = harness(agent, config)
+    first.process_element(("a", 1))
+    snapshot = first.snapshot()
+    assert finish(first) == [("a", "sent #1")]
+    first.close()
+    restored = AgentHarness.restore(snapshot, agent, key_selector=lambda r: r[0], config=config)
+    finish(restored)
+    restored.close()
+    return restored
+
+
+def test_a_call_completed_after_the_snapshot_is_not_run_again_after_restore_with_the_store_on(
+        config):
+    restored = crash_after_the_call_completed(MailAgent(), config)
+    assert sent == [1]
+    assert restored.outputs == [("a", "sent #1")]
+    assert restored.stats.durable_calls_replayed == 1
+    assert restored.pool.submitted == []
+
+
+def test_a_call_completed_after_the_snapshot_runs_again_after_restore_with_the_store_off():
+    restored = crash_after_the_call_completed(MailAgent(), OFF)
+    assert sent == [1, 1]
+    assert restored.outputs == [("a", "sent #1")]
+
+
+def test_an_input_that_arrived_after_the_snapshot_reads_its_result_when_delivered_again(config):
+    first = harness(MailAgent(), config, sync=True)
+    snapshot = first.snapshot()
+    first.process_element(("a", 1))  # runs and ends within the callback, after the snapshot
+    first.close()
+    restored = AgentHarness.restore(snapshot, MailAgent(), key_selector=lambda r: r[0],
+                                    config=config, sync=True)
+    assert restored.process_element(("a", 1)) == [("a", "sent #1")]  # the source replays it
+    restored.close()
+    assert sent == [1]
+
+
+def test_an_inline_durable_call_completed_after_the_snapshot_is_not_run_again(config):
+    first = harness(InlineMailAgent(), config)
+    snapshot = first.snapshot()
+    first.process_element(("a", 7))
+    first.close()
+    restored = AgentHarness.restore(snapshot, InlineMailAgent(), key_selector=lambda r: r[0],
+                                    config=config)
+    assert restored.process_element(("a", 7)) == [("a", "sent #7")]
+    restored.close()
+    assert sent == [7]
+
+
+def test_a_later_input_of_the_key_is_not_answered_by_an_earlier_inputs_result(config):
+    run = harness(MailAgent(), config, sync=True)
+    run.process_element(("a", 1))
+    run.process_element(("a", 2))
+    run.close()
+    assert sent == [1, 2]
+    assert run.outputs == [("a", "sent #1"), ("a", "sent #2")]
+
+
+def test_a_fresh_start_of_the_job_calls_again_instead_of_reading_an_earlier_runs_results(config):
+    for _ in range(2):
+        run = harness(MailAgent(), config, sync=True)
+        run.process_element(("a", 1))
+        run.close()
+    assert sent == [1, 1]
+
+
+# ---------------------------------------------------------------------- killed mid-call
+
+
+def crash_mid_call(agent, config, effect_happened):
+    """The call started (its marker written ahead) and the process died inside it, after its
+    side effect or before it; no result was ever recorded. Answers the restored harness."""
+    first = harness(agent, config)
+    first.process_element(("a", 1))
+    snapshot = first.snapshot()
+    if effect_happened:
+        send_email(1)  # what the call did before the kill; it never returned
+    first.close()
+    restored = AgentHarness.restore(snapshot, agent, key_selector=lambda r: r[0], config=config)
+    finish(restored)
+    restored.close()
+    return restored
+
+
+def test_a_call_killed_after_its_side_effect_with_a_reconciler_has_the_effect_once(config):
+    restored = crash_mid_call(ReconcilingMailAgent(), config, effect_happened=True)
+    assert sent == [1]
+    assert restored.outputs == [("a", "sent #1")]
+
+
+def test_a_call_killed_after_its_side_effect_without_a_reconciler_has_the_effect_twice(config):
+    restored = crash_mid_call(MailAgent(), config, effect_happened=True)
+    assert sent == [1, 1]
+    assert restored.outputs == [("a", "sent #1")]
+
+
+def test_a_reconciler_that_finds_no_effect_lets_the_call_run_again(config):
+    restored = crash_mid_call(ReconcilingMailAgent(), config, effect_happened=False)
+    assert sent == [1]
+    assert restored.outputs == [("a", "sent #1")]
+
+
+def send_then_fail(n):
+    sent.append(n)
+    raise TimeoutError("the mail server did not answer")
+
+
+class FlakyMailAgent(Agent):
+    @action(InputEvent)
+    async def mail(event, ctx):
+        key, n = event.input
+        receipt = await ctx.durable_execute_async(send_then_fail, n,
+                                                  reconciler=lambda: already_sent(n))
+        ctx.send_event(OutputEvent((key, receipt)))
+
+
+def test_a_call_that_raised_after_its_side_effect_asks_its_reconciler_on_the_replay(config):
+    first = harness(FlakyMailAgent(), config)
+    first.process_element(("a", 1))
+    snapshot = first.snapshot()
+    with pytest.raises(AgentActionError, match="TimeoutError"):
+        finish(first)  # the job fails (agents.error-handling: fail)
+    first.close()
+    restored = AgentHarness.restore(snapshot, FlakyMailAgent(), key_selector=lambda r: r[0],
+                                    config=config)
+    finish(restored)
+    restored.close()
+    assert sent == [1]
+    assert restored.outputs == [("a", "sent #1")]
+
+
+def test_a_reconciler_is_not_asked_on_a_first_run(config):
+    asked = []
+
+    class Agent_(Agent):
+        @action(InputEvent)
+        async def mail(event, ctx):
+            receipt = await ctx.durable_execute_async(
+                send_email, event.input[1], reconciler=lambda: asked.append(1) or "no")
+            ctx.send_event(OutputEvent(receipt))
+
+    run = harness(Agent_(), config, sync=True)
+    assert run.process_element(("a", 3)) == ["sent #3"]
+    run.close()
+    assert asked == []
+
+
+# ---------------------------------------------------------------------- pruning
+
+
+def test_a_completed_checkpoint_prunes_the_rows_it_covers_leaving_those_in_flight(config):
+    run = harness(MailAgent(), config, sync=True)
+    for n in range(2000):
+        run.process_element((f"k{n}", n))
+    run.pool.sync = False
+    for n in range(3):  # parked on their calls when the snapshot is taken
+        run.process_element((f"parked{n}", n))
+    store = run.journal.store
+    assert store.row_count() == 2003
+    run.snapshot()
+    assert run.notify_checkpoint_complete() == 2000
+    assert store.row_count() == 3
+    finish(run)
+    run.snapshot()
+    run.notify_checkpoint_complete()
+    assert store.row_count() == 0
+    run.close()
+
+
+def test_rows_done_after_a_snapshot_wait_for_a_later_checkpoint(config):
+    run = harness(MailAgent(), config, sync=True)
+    run.snapshot()
+    run.process_element(("a", 1))
+    run.notify_checkpoint_complete()  # checkpoint 1 was taken before the call
+    assert run.journal.store.row_count() == 1
+    run.close()
+
+
+def test_without_checkpoint_notifications_rows_go_after_the_retention(tmp_path):
+    now = [1000.0]
+    store = SqliteActionStateStore(tmp_path / FILE_NAME, "job")
+    journal = ActionJournal(store, 0, checkpoints=False, retention_s=60,
+                            wall_clock=lambda: now[0])
+    for observation in ("a#0#0", "b#0#0"):
+        journal.start(observation, "call0", "send")
+    journal.step_done("a#0#0")
+    now[0] += 61
+    journal.step_done("b#0#0")  # prunes what ended more than 60 s ago
+    assert store.lookup("a#0#0", "call0") is None
+    assert store.lookup("b#0#0", "call0") is not None
+    journal.close()
+
+
+# ---------------------------------------------------------------------- files, options, logs
+
+
+def test_the_store_is_a_private_file_in_a_private_folder_next_to_the_jobs_files(config, tmp_path):
+    run = harness(MailAgent(), config, sync=True)
+    run.process_element(("a", 1))
+    run.close()
+    path = tmp_path / "mail-job" / FILE_NAME
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    for sibling in path.parent.iterdir():
+        assert stat.S_IMODE(os.stat(sibling).st_mode) & 0o077 == 0, sibling.name
+
+
+def test_the_store_is_off_by_default_and_writes_no_file(tmp_path):
+    run = harness(MailAgent(), {"long-term-memory.embedded.base-dir": str(tmp_path)}, sync=True)
+    run.process_element(("a", 1))
+    run.close()
+    assert run.journal is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_store_name_is_a_one_line_error_naming_it():
+    with pytest.raises(ValueError, match="'sqlit' is not a known store") as error:
+        open_action_state_store("sqlit", "job", AgentsConfiguration({}))
+    assert "\n" not in str(error.value)
+
+
+def test_results_and_arguments_are_never_logged(config, caplog):
+    secret = "sk-live-0123456789abcdef"
+
+    def leak(token):
+        return {"token": token}
+
+    class SecretAgent(Agent):
+        @action(InputEvent)
+        async def act(event, ctx):
+            ctx.send_event(OutputEvent(await ctx.durable_execute_async(leak, event.input[1])))
+
+    caplog.set_level(logging.DEBUG)
+    first = harness(SecretAgent(), config)
+    first.process_element(("a", secret))
+    snapshot = first.snapshot()
+    finish(first)
+    first.close()
+    restored = AgentHarness.restore(snapshot, SecretAgent(), key_selector=lambda r: r[0],
+                                    config=config)
+    finish(restored)
+    restored.close()
+    assert restored.outputs == [{"token": secret}]
+    assert restored.stats.durable_calls_replayed == 1
+    assert caplog.records  # the replay logged
+    assert secret not in caplog.text
