@@ -266,6 +266,22 @@ def test_a_missing_private_member_fails_with_an_error_naming_it_and_the_versions
         pg_cursor(NotPgVector())
 
 
+def test_the_class_members_the_facade_relies_on_exist_in_the_installed_mem0():
+    from mem0.vector_stores import pgvector
+    from mem0.vector_stores.configs import VectorStoreConfig
+    from mem0.vector_stores.faiss import FAISS
+
+    from flink_agents_ltm.integrations.mem0 import private_api
+
+    missing = [f"{owner.__name__}.{name}" for owner, name in (
+        (pgvector.PGVector, "_get_cursor"), (pgvector.PGVector, "_ensure_collection"),
+        (pgvector.PGVector, "_col"), (pgvector, "_build_filter_conditions"),
+        (FAISS, "_save"), (FAISS, "_should_normalize"),
+        (VectorStoreConfig, "_provider_configs")) if not hasattr(owner, name)]
+    assert not missing, f"Mem0 changed; follow it in private_api.py: {missing}"
+    assert "qdrant" in private_api.provider_config_classes()
+
+
 @pytest.mark.parametrize("line, found_by", [
     ('if store["provider"] == "pgvector":\n    pass\n', provider_decisions),
     ('if type(store).__name__ == "Qdrant":\n    pass\n', provider_decisions),
