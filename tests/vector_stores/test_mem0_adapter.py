@@ -9,7 +9,7 @@ from mem0.llms.configs import LlmConfig
 
 import flink_agents_ltm.integrations.mem0.memory_factory  # noqa: F401  (registers providers)
 from flink_agents_ltm.api.vector_stores import DimensionMismatchError
-from flink_agents_ltm.integrations.vector_stores.mem0_adapter import (
+from flink_agents_ltm.integrations.mem0.resource_store import (
     FlinkAgentsMem0VectorStore,
     mem0_vector_store_config,
 )

@@ -42,6 +42,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.integrations.mem0 import private_api
+
 log = logging.getLogger(__name__)
 
 
@@ -61,7 +63,7 @@ def save_safely(store: Any) -> None:
             if file.exists():
                 file.chmod(0o600)
     mem0_insert = store.insert
-    store._save = lambda: save(store)
+    private_api.faiss_replace_save(store, lambda: save(store))
     store.insert = lambda vectors, payloads=None, ids=None: _insert(
         store, mem0_insert, vectors, payloads, ids)
     store.delete_many = lambda ids: delete_many(store, ids)
@@ -121,7 +123,7 @@ def delete_many(store: Any, ids: Any) -> None:
     store.index_to_id = dict(enumerate(kept))
     for vector_id in doomed:
         store.docstore.pop(vector_id, None)
-    store._save()
+    private_api.faiss_save(store)
 
 
 def save(store: Any) -> None:

@@ -40,6 +40,7 @@ from flink_agents_ltm.api.memory.long_term_memory import (
 )
 from flink_agents_ltm.api.memory.validation import check_name
 from flink_agents_ltm.api.redaction import chainable, redact_text
+from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
 from flink_agents_ltm.integrations.mem0.embedding_ahead import embedded_chunks
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
 from flink_agents_ltm.integrations.mem0.row_writes import (
@@ -49,7 +50,6 @@ from flink_agents_ltm.integrations.mem0.row_writes import (
 )
 from flink_agents_ltm.integrations.mem0.scope import Mem0Scope, mem0_id
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
-from flink_agents_ltm.integrations.vector_stores.mem0_filters import native_filter
 
 import_mem0()
 from mem0.utils.lemmatization import lemmatize_for_bm25  # noqa: E402
@@ -330,9 +330,10 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         ``strict``: a failure propagates; otherwise it is logged and the count says how many
         were removed."""
         store = self._memory.vector_store
-        if ids and hasattr(getattr(store, "inner", store), "delete_many"):
+        delete_many = backend_for(self._provider).many_deleter(store) if ids else None
+        if delete_many is not None:
             try:
-                store.delete_many(list(ids))
+                delete_many(list(ids))
                 return len(ids)
             except Exception:
                 if strict:

@@ -24,18 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flink_agents_ltm.api.redaction import redact, redact_text
+from flink_agents_ltm.api.redaction import redact
 from flink_agents_ltm.api.vector_stores import BaseVectorStore
-from flink_agents_ltm.integrations.mem0 import (
-    embedded_store,
-    faiss_files,
-    pgvector_connection,
-    pgvector_store,
-)
+from flink_agents_ltm.integrations.mem0 import embedded_store
+from flink_agents_ltm.integrations.mem0.backends import StoreBackend, backend_for
+from flink_agents_ltm.integrations.mem0.backends.qdrant import EmbeddedStoreInUseError
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
 from flink_agents_ltm.integrations.mem0.history import without_history
+from flink_agents_ltm.integrations.mem0.resource_store import mem0_vector_store_config
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
-from flink_agents_ltm.integrations.vector_stores.mem0_adapter import mem0_vector_store_config
 
 import_mem0()
 from mem0 import Memory  # noqa: E402
@@ -43,8 +40,10 @@ from mem0.configs.base import MemoryConfig  # noqa: E402
 from mem0.embeddings.configs import EmbedderConfig  # noqa: E402
 from mem0.llms.configs import LlmConfig  # noqa: E402
 from mem0.utils.factory import EmbedderFactory, LlmFactory  # noqa: E402
-from mem0.vector_stores.configs import VectorStoreConfig  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
+
+__all__ = ["COLLECTION", "EMBEDDERS", "EmbeddedStoreInUseError", "StoreSpec", "acquire_memory",
+           "private_dirs", "private_files"]
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +57,6 @@ EMBEDDERS = {
 for _name, (_path, _dims) in EMBEDDERS.items():
     EmbedderFactory.provider_to_class[f"flink_agents_{_name}"] = _path
 LlmFactory.register_provider("flink_agents_none", f"{_PACKAGE}.no_chat_model.NoChatModel")
-
-
-class EmbeddedStoreInUseError(RuntimeError):
-    """A configured embedded Qdrant folder is already open in another process."""
 
 
 @dataclass(frozen=True)
@@ -194,66 +189,20 @@ def acquire_memory(spec: StoreSpec) -> tuple[Memory, Callable[[], None]]:
 
 
 def _build(spec: StoreSpec) -> Memory:
+    """Mem0 on the spec's store: every step that depends on the provider is its backend's."""
     if isinstance(spec.vector_store, BaseVectorStore):
         return _build_on_resource(spec, spec.vector_store)
     started = time.monotonic()
     store = spec.resolved_vector_store()
+    backend = backend_for(store["provider"])
     job_dir = spec.job_dir()
     private_dirs(job_dir)
-    connection = None
-    if store["provider"] == "pgvector":  # escaped credentials and timeouts: pgvector_connection
-        pgvector_store.require_driver()
-        connection = pgvector_connection.PgvectorConnection.from_config(store["config"])
-    try:  # no history database on disk: see history.py
-        if store["provider"] == embedded_store.PROVIDER:
-            config = MemoryConfig(history_db_path=":memory:")
-            config.vector_store = VectorStoreConfig.model_construct(
-                provider=store["provider"],
-                config=embedded_store.EmbeddedStoreConfig(**store["config"]))
-        else:  # Mem0 validates the config as given (our timeout keys aside) ...
-            config = MemoryConfig(vector_store=_without_our_keys(store), history_db_path=":memory:")
-            if connection is not None:  # ... and gets the connection string built for it
-                config = MemoryConfig(vector_store={**store, "config": connection.mem0_config(
-                    store["config"])}, history_db_path=":memory:")
-    except ValidationError as error:
-        raise ValueError(f"invalid vector store configuration (provider "
-                         f"'{store['provider']}', keys {sorted(store['config'])}): "
-                         f"{_validation_errors(error)}") from None
-    # A model object replaces Mem0's own below: build the cheap one meanwhile, not MiniLM.
-    embedder = spec.embedder if isinstance(spec.embedder, str) else "hashing"
-    config.embedder = EmbedderConfig.model_construct(
-        provider=f"flink_agents_{embedder}", config={"embedding_dims": spec.dimensions()})
-    config.llm = LlmConfig.model_construct(provider="flink_agents_none", config={"model": "none"})
-    try:
-        memory = Memory(config)
-    except RuntimeError as error:
-        if "already accessed by another instance" in str(error):
-            raise EmbeddedStoreInUseError(
-                f"the embedded Qdrant store in {store['config'].get('path')} is already open in "
-                "another process. An embedded Qdrant folder serves one process: use the default "
-                "embedded store (shared by the processes of one machine), run the job in thread "
-                "mode (python.execution-mode: thread) or with parallelism 1, or use a server "
-                "store such as pgvector for several TaskManagers."
-            ) from None
-        raise
-    except Exception as error:
-        if connection is not None and type(error).__name__ == "OperationalError":
-            timeout = connection.explain(error)
-            if timeout is not None:
-                raise timeout from None
-            raise ConnectionError(f"cannot connect to the pgvector store at {connection.target}: "
-                                  f"{redact_text(str(error).strip())}") from None
-        raise
-    if connection is not None:
-        connection.name_timeouts(memory.vector_store)
-    without_history(memory)
-    if not isinstance(spec.embedder, str):
-        memory.embedding_model = spec.embedder
-    if spec.llm is not None:
-        memory.llm = spec.llm
-    _check_collection_dimensions(memory, store, spec.dimensions())
-    if store["provider"] == "faiss":
-        faiss_files.save_safely(memory.vector_store)
+    connection = backend.connect(store["config"])
+    config = _memory_config(backend, store, connection)
+    _configure_models(config, spec)
+    memory = _open(backend, config, store, connection)
+    _use_models(memory, spec)
+    _ready_store(backend, memory, connection, spec.dimensions())
     make_thread_safe(memory)
     private_files(job_dir)
     log.info("opened Mem0 for job '%s' on %s in %.1f s", spec.job_id,
@@ -261,33 +210,70 @@ def _build(spec: StoreSpec) -> Memory:
     return memory
 
 
-def _build_on_resource(spec: StoreSpec, store: BaseVectorStore) -> Memory:
-    """Mem0 on a declared vector store of ours (see ``mem0_adapter``). The hook refuses a
-    store of another dimension; the store keeps everything, so there is no folder of the
-    job to make, and nothing to close here: the resource provider closes the store."""
-    started = time.monotonic()
-    config = MemoryConfig(history_db_path=":memory:")
-    config.vector_store = mem0_vector_store_config(store, spec.dimensions())
-    # a model object replaces the configured one below: configure one that loads nothing
+def _memory_config(backend: StoreBackend, store: dict[str, Any], connection: Any
+                   ) -> MemoryConfig:
+    """Mem0's config for the store (no history database on disk: see history.py)."""
+    try:
+        return backend.memory_config(store, connection)
+    except ValidationError as error:
+        raise ValueError(f"invalid vector store configuration (provider "
+                         f"'{store['provider']}', keys {sorted(store['config'])}): "
+                         f"{_validation_errors(error)}") from None
+
+
+def _configure_models(config: MemoryConfig, spec: StoreSpec) -> None:
+    """Our embedder and no chat model; a model object replaces them after Mem0 is built
+    (:func:`_use_models`), so configure the cheap embedder meanwhile, not MiniLM."""
     embedder = spec.embedder if isinstance(spec.embedder, str) else "hashing"
     config.embedder = EmbedderConfig.model_construct(
         provider=f"flink_agents_{embedder}", config={"embedding_dims": spec.dimensions()})
     config.llm = LlmConfig.model_construct(provider="flink_agents_none", config={"model": "none"})
-    memory = Memory(config)
+
+
+def _open(backend: StoreBackend, config: MemoryConfig, store: dict[str, Any],
+          connection: Any) -> Memory:
+    """``Memory(config)``, with the backend's clear error for a failure it knows."""
+    try:
+        return Memory(config)
+    except Exception as error:
+        clear = backend.open_error(error, store, connection)
+        if clear is None:
+            raise
+        raise clear from None
+
+
+def _use_models(memory: Memory, spec: StoreSpec) -> None:
+    """No history; the spec's model objects in place of the configured ones."""
     without_history(memory)
     if not isinstance(spec.embedder, str):
         memory.embedding_model = spec.embedder
     if spec.llm is not None:
         memory.llm = spec.llm
+
+
+def _ready_store(backend: StoreBackend, memory: Memory, connection: Any, dims: int) -> None:
+    """The backend readies the store Mem0 opened and checks its dimensions; Mem0 is
+    closed again when it refuses."""
+    try:
+        backend.opened(memory.vector_store, connection, dims)
+    except Exception:
+        _close(memory)
+        raise
+
+
+def _build_on_resource(spec: StoreSpec, store: BaseVectorStore) -> Memory:
+    """Mem0 on a declared vector store of ours (see ``resource_store``). The hook refuses a
+    store of another dimension; the store keeps everything, so there is no folder of the
+    job to make, and nothing to close here: the resource provider closes the store."""
+    started = time.monotonic()
+    config = MemoryConfig(history_db_path=":memory:")
+    config.vector_store = mem0_vector_store_config(store, spec.dimensions())
+    _configure_models(config, spec)
+    memory = Memory(config)
+    _use_models(memory, spec)
     log.info("opened Mem0 for job '%s' on the vector store resource %r in %.1f s",
              spec.job_id, store, time.monotonic() - started)
     return memory
-
-
-def _without_our_keys(store: dict[str, Any]) -> dict[str, Any]:
-    if store["provider"] != "pgvector":
-        return store
-    return {**store, "config": pgvector_connection.without_timeouts(store["config"])}
 
 
 def _validation_errors(error: ValidationError) -> str:
@@ -297,49 +283,6 @@ def _validation_errors(error: ValidationError) -> str:
                                            include_context=False))
 
 
-def _check_collection_dimensions(memory: Memory, store: Mapping[str, Any], dims: int) -> None:
-    if store["provider"] == "pgvector":
-        try:
-            pgvector_store.prepare(memory.vector_store, dims)
-        except Exception:
-            _close(memory)
-            raise
-        return
-    if store["provider"] != "qdrant":
-        return
-    vs = memory.vector_store
-    _overwrite_deleted_rows(vs)
-    vectors = vs.client.get_collection(vs.collection_name).config.params.vectors
-    size = getattr(vectors, "size", None)
-    if size is not None and size != dims:
-        _close(memory)
-        raise ValueError(f"collection '{vs.collection_name}' holds {size}-dimensional vectors "
-                         f"but the embedding model produces {dims}; use another collection or "
-                         "base dir for this model")
-
-
-def _overwrite_deleted_rows(vs: Any) -> None:
-    """Embedded Qdrant keeps its points in SQLite, which leaves a deleted row's bytes (the
-    remembered text) in free pages; ``secure_delete`` makes SQLite overwrite them, so a
-    deleted item's text leaves the disk with it. Reaches into qdrant-client's local
-    persistence: a test fails loudly if an upgrade moves it."""
-    local = getattr(vs.client, "_client", None)
-    collection = getattr(local, "collections", {}).get(vs.collection_name)
-    storage = getattr(getattr(collection, "storage", None), "storage", None)
-    if storage is not None:
-        storage.execute("PRAGMA secure_delete = ON")
-
-
 def _close(memory: Memory) -> None:
     memory.close()
-    if isinstance(memory.vector_store, embedded_store.EmbeddedVectorStore):
-        for store in (memory.vector_store, memory._entity_store):
-            if store is not None:
-                store.close()
-        return
-    if type(getattr(memory.vector_store, "inner", memory.vector_store)).__name__ == "PGVector":
-        pgvector_store.close(memory.vector_store)
-        return
-    client = getattr(memory.vector_store, "client", None)
-    if client is not None and hasattr(client, "close"):
-        client.close()
+    backend_for(memory.config.vector_store.provider).close_memory(memory)

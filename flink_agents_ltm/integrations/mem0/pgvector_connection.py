@@ -26,13 +26,14 @@ names ``host:port`` and the key to raise (:meth:`PgvectorConnection.explain`). A
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.extras import require_extra
+from flink_agents_ltm.integrations.mem0 import private_api
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -224,21 +225,21 @@ class PgvectorConnection:
         Wraps Mem0's ``PGVector._get_cursor``, through which all its statements run (a test
         pins that). The pool discards the closed connection, and :mod:`.pgvector_store`
         drops idle ones the server closed, so the next operation connects again."""
-        pg = getattr(store, "inner", store)
-        original = pg._get_cursor
+        def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+            @contextmanager
+            def cursor(commit: bool = False) -> Iterator[Any]:
+                try:
+                    with original(commit=commit) as cur:
+                        yield cur
+                except Exception as error:
+                    clear = self.explain(error) or self.unavailable(error)
+                    if clear is None:
+                        raise
+                    raise clear from error
 
-        @contextmanager
-        def cursor(commit: bool = False) -> Iterator[Any]:
-            try:
-                with original(commit=commit) as cur:
-                    yield cur
-            except Exception as error:
-                clear = self.explain(error) or self.unavailable(error)
-                if clear is None:
-                    raise
-                raise clear from error
+            return cursor
 
-        pg._get_cursor = cursor
+        private_api.pg_replace_cursor(getattr(store, "inner", store), wrap)
 
 
 def _refuse_user_info(settings: Mapping[str, Any], key: str | None) -> None:

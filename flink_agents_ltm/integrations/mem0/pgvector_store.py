@@ -45,6 +45,7 @@ from typing import Any
 
 from flink_agents_ltm.api.redaction import mask_logger
 from flink_agents_ltm.integrations.extras import require_extra
+from flink_agents_ltm.integrations.mem0 import private_api
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ def prepare(store: Any, dims: int, attempts: int = 5) -> None:
     _configure_sessions(pg)
     for attempt in range(1, attempts + 1):
         try:
-            pg._ensure_collection()
+            private_api.pg_ensure_table(pg)
             _create_scope_index(pg)
             break
         except Exception as error:
@@ -83,9 +84,9 @@ def prepare(store: Any, dims: int, attempts: int = 5) -> None:
                 raise
             log.info("pgvector: another process created '%s' at the same time (%s); retrying",
                      pg.collection_name, code)
-            pg._collection_ensured = False
+            private_api.pg_forget_table(pg)
             time.sleep(0.1 * attempt)
-    with pg._get_cursor() as cur:
+    with private_api.pg_cursor(pg) as cur:
         cur.execute("SELECT atttypmod FROM pg_attribute "
                     "WHERE attrelid = to_regclass(quote_ident(%s)) AND attname = 'vector'",
                     (pg.collection_name,))
@@ -103,7 +104,7 @@ def _create_scope_index(pg: Any) -> None:
 
     table = pg.collection_name
     index = f"{table}{SCOPE_INDEX_SUFFIX}"
-    with pg._get_cursor(commit=True) as cur:
+    with private_api.pg_cursor(pg, commit=True) as cur:
         cur.execute("SELECT to_regclass(quote_ident(%s)) IS NOT NULL", (index,))
         if cur.fetchone()[0]:
             return

@@ -6,16 +6,16 @@ embeds the text and inserts one row through its vector store's public
 ``insert(vectors, payloads, ids)``, which takes the ids. We do the same, with
 replay-stable ids, so that writing an id again rewrites its row:
 
-* Qdrant's ``insert`` is an upsert already (one call, all points or none);
-* Mem0's pgvector ``insert`` is a plain ``INSERT`` that fails on a known id, so
-  pgvector rows are written with one ``INSERT ... ON CONFLICT (id) DO UPDATE``
-  on the table Mem0 created (columns ``id``, ``vector``, ``payload``; a test
-  pins that layout so a Mem0 upgrade that changes it fails loudly);
-* a store that declares ``upserts_on_insert = True`` is trusted to upsert;
+* a store whose ``insert`` upserts (Qdrant's: one call, all points or none; the
+  embedded store's; our stores under Mem0) gets one ``insert``;
+* a store whose backend writes in chunks (pgvector: Mem0's ``insert`` is a plain
+  ``INSERT`` that fails on a known id) gets the backend's upsert;
 * any other store: known ids are updated, new ones inserted, and a failure
   removes the new rows this call had inserted.
 
-Vectors come in chunks (:mod:`.embedding_ahead`): pgvector writes each chunk as
+Which store does what is its backend's to say (:mod:`.backends`).
+
+Vectors come in chunks (:mod:`.embedding_ahead`): a chunked store (pgvector) writes each chunk as
 it arrives, one statement per chunk in one transaction, so that the encoder and
 the server work at the same time; every other store gets the whole batch in one
 call, as before. The first chunk is embedded before the store's lock is taken, the
@@ -25,11 +25,11 @@ lock guards), so other threads' calls into the store wait for the whole add.
 
 from __future__ import annotations
 
-import itertools
-import json
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+from flink_agents_ltm.integrations.mem0.backends import backend_of
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ class RowWriteError(RuntimeError):
 def writes_in_chunks(store: Any) -> bool:
     """Whether :func:`write_rows` writes this store's rows chunk by chunk as they come (so
     that embedding the next chunk can overlap writing one)."""
-    return type(getattr(store, "inner", store)).__name__ == "PGVector"
+    return backend_of(store).writes_in_chunks
 
 
 def write_rows(store: Any, ids: Sequence[str], vector_chunks: Iterable[Sequence[Vector]],
@@ -56,16 +56,16 @@ def write_rows(store: Any, ids: Sequence[str], vector_chunks: Iterable[Sequence[
     vectors come in chunks, in the order of ``ids``. Raises :class:`RowWriteError` saying
     how many rows of the batch were removed again when it fails after writing some;
     otherwise nothing of a failed batch is visible."""
-    inner = getattr(store, "inner", store)
-    if writes_in_chunks(store):
+    backend = backend_of(store)
+    if backend.writes_in_chunks:
         chunks = iter(vector_chunks)
         first = next(chunks, [])  # embedded before the lock is taken
-        _locked(store, lambda: _pgvector_upsert(inner, ids, first, chunks, payloads))
+        _locked(store, lambda: backend.write_chunks(store, ids, first, chunks, payloads))
         return
     vectors = [vector for chunk in vector_chunks for vector in chunk]
     if len(vectors) != len(ids):
         raise ValueError(f"{len(ids)} ids but {len(vectors)} vectors")
-    if type(inner).__name__ == "Qdrant" or getattr(inner, "upserts_on_insert", False):
+    if backend.upserts_on_insert(store):
         store.insert(vectors=vectors, payloads=list(payloads), ids=list(ids))
     else:
         _insert_or_update(store, ids, vectors, payloads)
@@ -78,39 +78,6 @@ def _locked(store: Any, work: Callable[[], None]) -> None:
         return
     with locked():
         work()
-
-
-def _pgvector_upsert(pg: Any, ids: Sequence[str], first: Sequence[Vector],
-                     rest: Iterator[Sequence[Vector]], payloads: Sequence[dict[str, Any]]
-                     ) -> None:
-    from mem0.vector_stores import pgvector as mem0_pgvector
-
-    pg._ensure_collection()
-    upsert = ("INSERT INTO {} (id, vector, payload) VALUES %s ON CONFLICT (id) DO UPDATE "
-              "SET vector = EXCLUDED.vector, payload = EXCLUDED.payload")
-    sql = mem0_pgvector.sql
-    written = 0
-    with pg._get_cursor(commit=True) as cur:  # one transaction: all chunks or none
-        for chunk in itertools.chain([first], rest):
-            # A vector travels as pgvector's text form: psycopg2 adapts a list of floats one
-            # number at a time into an ARRAY literal, which took most of an upsert's time.
-            rows = [(i, _vector_text(v), json.dumps(p)) for i, v, p in zip(
-                ids[written:written + len(chunk)], chunk,
-                payloads[written:written + len(chunk)], strict=True)]
-            if mem0_pgvector.PSYCOPG_VERSION == 3:
-                cur.executemany(sql.SQL(upsert.replace("%s", "(%s, %s::vector, %s)"))
-                                .format(pg._col()), rows)
-            else:
-                mem0_pgvector.execute_values(cur, sql.SQL(upsert).format(pg._col()), rows,
-                                             template="(%s, %s::vector, %s)",
-                                             page_size=max(len(rows), 1))
-            written += len(chunk)
-        if written != len(ids):
-            raise ValueError(f"{len(ids)} ids but {written} vectors")
-
-
-def _vector_text(vector: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
 def _insert_or_update(store: Any, ids: Sequence[str], vectors: Sequence[Sequence[float]],

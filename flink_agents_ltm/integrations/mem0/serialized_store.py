@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from flink_agents_ltm.integrations.mem0.backends import backend_of
+
 
 class SerializedVectorStore:
     """Proxy that runs every method of ``inner`` under one re-entrant lock."""
@@ -59,14 +61,8 @@ class SerializedVectorStore:
 
 
 def is_thread_safe(store: Any) -> bool:
-    """Whether Mem0 may call ``store`` from several threads at once."""
-    if isinstance(store, SerializedVectorStore):
-        return True
-    kind = type(store).__name__
-    if kind == "Qdrant":
-        client = getattr(getattr(store, "client", None), "_client", None)
-        return type(client).__name__ != "QdrantLocal"
-    return kind not in {"FAISS", "ChromaDB", "PGVector"}
+    """Whether Mem0 may call ``store`` from several threads at once (its backend says)."""
+    return isinstance(store, SerializedVectorStore) or not backend_of(store).needs_lock(store)
 
 
 def make_thread_safe(memory: Any) -> None:

@@ -23,8 +23,8 @@ so long-term memory rows read as documents), metadata beside it. Ids may be any
 string: stores that want UUIDs (Qdrant, pgvector) get a UUID derived from the id,
 and the id is kept in the payload (``flink_agents_id``).
 
-Filters: see :mod:`.mem0_filters`: the store narrows, Python decides, so every
-operator means the same on every store.
+Filters: see :mod:`flink_agents_ltm.integrations.mem0.backends`: the store narrows,
+Python decides, so every operator means the same on every store.
 
 Threading: stores that are not thread-safe (embedded Qdrant, FAISS, pgvector's
 pool, see ``integrations/mem0/serialized_store``) run one call at a time under a
@@ -53,16 +53,10 @@ from flink_agents_ltm.api.vector_stores import (
     Document,
     Embed,
 )
+from flink_agents_ltm.integrations.mem0 import private_api
+from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
+from flink_agents_ltm.integrations.mem0.backends.qdrant import quiet_payload_indexes
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
-from flink_agents_ltm.integrations.mem0.serialized_store import is_thread_safe
-from flink_agents_ltm.integrations.vector_stores.mem0_backends import (
-    _quiet_payload_indexes,
-    backend_for,
-    release_local_qdrant,
-    rows_of,
-    shared_local_qdrant,
-)
-from flink_agents_ltm.integrations.vector_stores.mem0_filters import native_filter
 
 import_mem0()
 from mem0.embeddings.base import EmbeddingBase  # noqa: E402
@@ -79,11 +73,17 @@ CONTENT_KEY = "data"
 ID_KEY = "flink_agents_id"
 RESERVED_KEYS = frozenset({CONTENT_KEY, ID_KEY})
 _ID_NAMESPACE = uuid.UUID("6f3c1a52-6c55-4bb4-9a1e-5d0f3c7f2b11")
-# config keys that point a store at a server (or a client) instead of a local folder
-_SERVER_KEYS = {"qdrant": ("host", "url", "client"), "chroma": ("host", "client", "api_key")}
 
 
 _UNSERIALIZED = contextlib.nullcontext()
+
+
+def rows_of(listed: Any) -> list[Any]:
+    """Mem0's ``list`` answers ``[rows]``, ``[[rows]]`` or ``(rows, next_page)``."""
+    if isinstance(listed, tuple) or (isinstance(listed, list) and listed
+                                     and isinstance(listed[0], list)):
+        return list(listed[0] or [])
+    return list(listed or [])
 
 
 def _payload_of(row: Any) -> Mapping[str, Any]:
@@ -93,10 +93,10 @@ def _payload_of(row: Any) -> Mapping[str, Any]:
 
 
 def _config_class(provider: str) -> type:
-    name = VectorStoreConfig._provider_configs.default.get(provider)
+    configs = private_api.provider_config_classes()
+    name = configs.get(provider)
     if name is None or provider not in VectorStoreFactory.provider_to_class:
-        known = sorted(set(VectorStoreFactory.provider_to_class)
-                       & set(VectorStoreConfig._provider_configs.default))
+        known = sorted(set(VectorStoreFactory.provider_to_class) & set(configs))
         raise ValueError(f"unknown vector store provider {provider!r}; Mem0 supports: "
                          f"{', '.join(known)}")
     try:
@@ -155,12 +155,11 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         self.provider = provider
         fields = getattr(config_class, "model_fields", {})
         self._with_dimensions = "embedding_model_dims" in fields
-        if "path" in fields and not any(config.get(k) for k in
-                                        ("path", *_SERVER_KEYS.get(provider, ()))):
+        self._backend = backend_for(provider)
+        if "path" in fields and not config.get("path") and self._backend.is_local(config):
             config["path"] = str(default_home() / "vector_stores" / provider)
         self._config = config
         _validated(provider, self._settings(self.collection, dimensions or 1))
-        self._backend = backend_for(provider)
         self._stores: dict[str, VectorStoreBase] = {}
         self._retired: list[VectorStoreBase] = []
         self._owner: VectorStoreBase | None = None
@@ -182,15 +181,13 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         check that it holds vectors of the model's dimension."""
         super().open(get_resource)
         local = self._config.get("path")
-        if local and local != ":memory:" and not any(
-                self._config.get(k) for k in _SERVER_KEYS.get(self.provider, ())):
+        if local and local != ":memory:" and self._backend.is_local(self._config):
             folder = Path(local).expanduser()  # each folder we make is private, parents too
             for missing in reversed([f for f in (folder, *folder.parents) if not f.exists()]):
                 missing.mkdir(mode=0o700, exist_ok=True)
-        if self.provider == "qdrant" and self._config.get("path") != ":memory:" and not any(
-                self._config.get(k) for k in _SERVER_KEYS["qdrant"]):
-            client, lock = shared_local_qdrant(self._config["path"])
-            self._shared_client, self._calls = client, lock
+        shared = self._backend.local_client(self._config)
+        if shared is not None:
+            self._shared_client, self._calls = shared
         self._connecting = True
         try:
             self._store(self.collection, create=True)
@@ -207,7 +204,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
             shared, self._shared_client = self._shared_client, None
             self._connecting = False
         if shared is not None:
-            release_local_qdrant(shared)
+            self._backend.release_local_client(shared)
         elif owner is not None:
             self._backend.close(owner)
 
@@ -254,7 +251,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
                 settings.update(self._backend.connection_of(self._owner))
             elif self._shared_client is not None:
                 settings["client"] = self._shared_client
-            with self._call(), _quiet_payload_indexes():
+            with self._call(), quiet_payload_indexes():
                 store = VectorStoreFactory.create(self.provider, _validated(self.provider,
                                                                             settings))
                 try:
@@ -272,7 +269,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
                     "this model")
             if self._owner is None:
                 self._owner = store
-                if self._calls is None and not is_thread_safe(store):
+                if self._calls is None and self._backend.needs_lock(store):
                     self._calls = threading.RLock()
             self._stores[name] = store
             return store
@@ -311,7 +308,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
 
     def _reset(self, name: str) -> None:
         store = self._store(name, create=False)
-        with self._call(), _quiet_payload_indexes():
+        with self._call(), quiet_payload_indexes():
             store.reset()
 
     # ------------------------------------------------------------- documents

@@ -111,9 +111,6 @@ class FlinkAgentsMem0VectorStore(VectorStoreBase):
     """Mem0's ``VectorStoreBase`` over a :class:`BaseVectorStore` resource, pinned to one
     collection (Mem0 makes one per collection)."""
 
-    #: ``insert`` rewrites known ids (read by long-term memory's row writes)
-    upserts_on_insert = True
-
     def __init__(self, vector_store: BaseVectorStore, collection_name: str,
                  embedding_model_dims: int, **_: Any):
         self.store = vector_store

@@ -1,0 +1,62 @@
+"""The embedded default store (:mod:`~flink_agents_ltm.integrations.mem0.embedded_store`):
+thread-safe, upserting, deleting many ids in one transaction, and evaluating the whole
+filter language itself."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from flink_agents_ltm.api.filters import MetadataFilter, field_names, to_mem0
+from flink_agents_ltm.integrations.mem0 import embedded_store, private_api
+from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend
+from flink_agents_ltm.integrations.mem0.backends.filter_parts import NativeFilter
+from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.resource_store import PROVIDER as RESOURCE_PROVIDER
+
+import_mem0()
+from mem0.configs.base import MemoryConfig  # noqa: E402
+from mem0.vector_stores.configs import VectorStoreConfig  # noqa: E402
+
+
+class WholeFilterBackend(StoreBackend):
+    """A store of ours that evaluates the filter language itself: it gets all of a
+    filter, unless the filter reads a reserved field, which the store holds but the
+    caller's check does not see."""
+
+    def upserts_on_insert(self, store: Any) -> bool:
+        return True
+
+    def native_filter(self, filter_: MetadataFilter, parts: list[MetadataFilter], *,
+                      search: bool, reserved: frozenset[str]) -> NativeFilter:
+        if field_names(filter_) & reserved:
+            return super().native_filter(filter_, parts, search=search, reserved=reserved)
+        everything = to_mem0(filter_)
+        # Memory.search merges a top-level AND into the top level, where a second OR, NOT
+        # or operator of one field overwrites the first; one level down it passes as is.
+        return NativeFilter({"AND": [everything]} if search else everything, True)
+
+
+class EmbeddedBackend(WholeFilterBackend):
+    provider: ClassVar[str] = embedded_store.PROVIDER
+
+    def memory_config(self, store: dict[str, Any], connection: Any) -> MemoryConfig:
+        config = MemoryConfig(history_db_path=":memory:")
+        config.vector_store = VectorStoreConfig.model_construct(
+            provider=store["provider"],
+            config=embedded_store.EmbeddedStoreConfig(**store["config"]))
+        return config
+
+    def close_memory(self, memory: Any) -> None:
+        for store in (memory.vector_store, private_api.entity_store(memory)):
+            if store is not None:
+                store.close()
+
+
+class ResourceBackend(WholeFilterBackend):
+    """A declared vector store of ours under Mem0 (:mod:`.resource_store`): the resource
+    provider owns it, so nothing is closed here."""
+
+    provider: ClassVar[str] = RESOURCE_PROVIDER
+
+    def close(self, owner: Any) -> None:
+        """The resource provider closes the store."""

@@ -1,0 +1,245 @@
+"""pgvector: Mem0's ``pgvector`` store on a PostgreSQL server (see ``pgvector_store`` and
+``pgvector_connection``). Its psycopg2 pool raises instead of waiting when exhausted, so
+calls are serialized (``serialized_store``); its ``insert`` is a plain ``INSERT``, so rows
+are upserted here, chunk by chunk as the encoder delivers them."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar, NamedTuple
+
+from flink_agents_ltm.api.filters import AnyOf, Condition, MetadataFilter, Operator
+from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.integrations.mem0 import pgvector_connection, pgvector_store, private_api
+from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend, Vector, inner
+from flink_agents_ltm.integrations.mem0.backends.filter_parts import (
+    NativeFilter,
+    Translate,
+    equality,
+    merged,
+    plain,
+)
+from flink_agents_ltm.integrations.mem0.environment import import_mem0
+
+import_mem0()
+from mem0.configs.base import MemoryConfig  # noqa: E402
+
+
+class Row(NamedTuple):
+    """A row read from a store, shaped like Mem0's ``OutputData`` (made in C: a query
+    makes one per hit). Its ``payload`` is read in place and never changed: for FAISS
+    it is the docstore's own dict."""
+
+    id: str
+    payload: dict[str, Any]
+    score: float | None = None
+
+
+def vector_text(vector: Sequence[float]) -> str:
+    """pgvector's text form of a vector: psycopg2 adapts a list of floats one number at a
+    time (milliseconds for 384 of them), the text is ready in microseconds."""
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def _translator(reserved: frozenset[str]) -> Translate:
+    def condition(part: MetadataFilter) -> dict[str, Any] | None:
+        if not isinstance(part, Condition) or not plain(part, reserved):
+            return None
+        if part.op is Operator.CONTAINS:
+            return {part.field: {"contains": part.value}}  # LIKE, escaped by Mem0
+        return equality(part, booleans=True, lists=True)
+
+    def translate(part: MetadataFilter) -> dict[str, Any] | None:
+        if isinstance(part, AnyOf):
+            branches = [condition(p) for p in part.parts]
+            return None if any(b is None for b in branches) else {"$or": branches}
+        return condition(part)
+
+    return translate
+
+
+class PgVectorBackend(StoreBackend):
+    provider: ClassVar[str] = "pgvector"
+    writes_in_chunks: ClassVar[bool] = True
+
+    def needs_lock(self, store: Any) -> bool:
+        return True
+
+    def upserts_on_insert(self, store: Any) -> bool:
+        return False
+
+    def many_deleter(self, store: Any) -> None:
+        return None
+
+    def native_filter(self, filter_: MetadataFilter, parts: list[MetadataFilter], *,
+                      search: bool, reserved: frozenset[str]) -> NativeFilter:
+        return merged(list(map(_translator(reserved), parts)), len(parts))
+
+    # ------------------------------------------------------------- long-term memory
+
+    def connect(self, config: dict[str, Any]) -> pgvector_connection.PgvectorConnection:
+        """Escaped credentials and timeouts: :mod:`.pgvector_connection`."""
+        pgvector_store.require_driver()
+        return pgvector_connection.PgvectorConnection.from_config(config)
+
+    def memory_config(self, store: dict[str, Any], connection: Any) -> MemoryConfig:
+        """Mem0 validates the config as given (our timeout keys aside), then gets the
+        connection string built for it."""
+        MemoryConfig(vector_store={**store, "config": pgvector_connection.without_timeouts(
+            store["config"])}, history_db_path=":memory:")
+        return MemoryConfig(vector_store={**store, "config": connection.mem0_config(
+            store["config"])}, history_db_path=":memory:")
+
+    def open_error(self, error: Exception, store: dict[str, Any],
+                   connection: Any) -> Exception | None:
+        if type(error).__name__ != "OperationalError":
+            return None
+        timeout: Exception | None = connection.explain(error)
+        if timeout is not None:
+            return timeout
+        return ConnectionError(f"cannot connect to the pgvector store at {connection.target}: "
+                               f"{redact_text(str(error).strip())}")
+
+    def opened(self, vector_store: Any, connection: Any, dimensions: int) -> None:
+        connection.name_timeouts(vector_store)
+        pgvector_store.prepare(vector_store, dimensions)
+
+    def write_chunks(self, store: Any, ids: Sequence[str], first: Sequence[Vector],
+                     rest: Iterable[Sequence[Vector]], payloads: Sequence[dict[str, Any]]
+                     ) -> None:
+        """One ``INSERT ... ON CONFLICT (id) DO UPDATE`` per chunk, all in one transaction,
+        on the table Mem0 created (columns ``id``, ``vector``, ``payload``; a test pins
+        that layout so a Mem0 upgrade that changes it fails loudly)."""
+        from mem0.vector_stores import pgvector as mem0_pgvector
+
+        pg = inner(store)
+        private_api.pg_ensure_table(pg)
+        upsert = ("INSERT INTO {} (id, vector, payload) VALUES %s ON CONFLICT (id) DO UPDATE "
+                  "SET vector = EXCLUDED.vector, payload = EXCLUDED.payload")
+        sql = mem0_pgvector.sql
+        written = 0
+        with private_api.pg_cursor(pg, commit=True) as cur:  # one transaction
+            for chunk in itertools.chain([first], rest):
+                rows = [(i, vector_text(v), json.dumps(p)) for i, v, p in zip(
+                    ids[written:written + len(chunk)], chunk,
+                    payloads[written:written + len(chunk)], strict=True)]
+                if mem0_pgvector.PSYCOPG_VERSION == 3:
+                    cur.executemany(sql.SQL(upsert.replace("%s", "(%s, %s::vector, %s)"))
+                                    .format(private_api.pg_table(pg)), rows)
+                else:
+                    mem0_pgvector.execute_values(
+                        cur, sql.SQL(upsert).format(private_api.pg_table(pg)), rows,
+                        template="(%s, %s::vector, %s)", page_size=max(len(rows), 1))
+                written += len(chunk)
+            if written != len(ids):
+                raise ValueError(f"{len(ids)} ids but {written} vectors")
+
+    # ------------------------------------------------------------- Mem0VectorStore
+
+    def connection_of(self, owner: Any) -> dict[str, Any]:
+        return {"connection_pool": owner.connection_pool}
+
+    def collections(self, owner: Any) -> list[str]:
+        """Tables shaped like Mem0's (a ``vector`` column of type vector and a ``payload``),
+        not every table of the schema."""
+        with private_api.pg_cursor(owner) as cur:
+            cur.execute("SELECT c.table_name FROM information_schema.columns c "
+                        "JOIN information_schema.columns p ON p.table_schema = c.table_schema "
+                        "AND p.table_name = c.table_name AND p.column_name = 'payload' "
+                        "WHERE c.table_schema = 'public' AND c.column_name = 'vector' "
+                        "AND c.udt_name = 'vector'")
+            return [row[0] for row in cur.fetchall()]
+
+    def prepare(self, store: Any, dimensions: int) -> None:
+        """Creates the table now (safe against other processes doing the same); a table
+        of another dimension is refused by :meth:`stored_dimensions`' caller."""
+        with contextlib.suppress(ValueError):  # the caller reports it with the store's words
+            pgvector_store.prepare(store, dimensions)
+
+    def search(self, store: Any, vector: list[float], k: int,
+               filters: dict[str, Any] | None) -> list[Any]:
+        """Mem0's query, made to deliver ``k`` rows whenever the table has them.
+
+        An HNSW index scan is approximate: by default it stops after ``hnsw.ef_search``
+        (40) candidates, filtered or not, and it can miss a row the graph barely links
+        (an outlier among near-duplicates). Fewer than ``k`` rows would then look like
+        the end of the table. So the scan is told to go on (iterative scans, pgvector
+        0.8; ``relaxed_order`` may swap neighbours, hence the sort; the settings ride in
+        the query's round trip, on this store's own pool), and when it still returns
+        fewer than ``k`` while more rows match, the query runs again exactly, without
+        the index."""
+        from psycopg2 import sql
+
+        conditions, parameters = private_api.pg_filter_conditions(filters)
+        where = sql.SQL("WHERE " + " AND ".join(conditions)) if conditions else sql.SQL("")
+        table = sql.Identifier(store.collection_name)
+        nearest = sql.SQL("SELECT id, vector <=> %s::vector AS distance, payload FROM {} {} "
+                          "ORDER BY distance LIMIT %s").format(table, where)
+        ef_search = sql.SQL("SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = {}; "
+                            ).format(sql.Literal(min(max(k, 40), 1000)))
+        literal = _vector_text(vector)
+        private_api.pg_ensure_table(store)
+        with private_api.pg_cursor(store) as cur:
+            cur.execute(ef_search + nearest, (literal, *parameters, k))
+            rows = cur.fetchall()
+            if len(rows) < k:
+                cur.execute(sql.SQL("SELECT count(*) FROM {} {}").format(table, where),
+                            parameters)
+                if cur.fetchone()[0] > len(rows):
+                    cur.execute(sql.SQL("SET LOCAL enable_indexscan = off; ") + nearest,
+                                (literal, *parameters, k))
+                    rows = cur.fetchall()
+                    cur.connection.commit()  # ends SET LOCAL: later queries may use the index
+        found = [Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
+        return sorted(found, key=lambda row: -(row.score or 0.0))
+
+    def insert(self, store: Any, ids: list[str], vectors: list[list[float]],
+               payloads: list[dict[str, Any]]) -> None:
+        """Mem0's insert, with vectors sent as text (see :func:`vector_text`)."""
+        from psycopg2 import sql
+        from psycopg2.extras import Json, execute_values
+
+        private_api.pg_ensure_table(store)
+        rows = [(i, _vector_text(v), Json(p)) for i, v, p in zip(ids, vectors, payloads,
+                                                                 strict=True)]
+        with private_api.pg_cursor(store, commit=True) as cur:
+            execute_values(cur, sql.SQL("INSERT INTO {} (id, vector, payload) VALUES %s").format(
+                sql.Identifier(store.collection_name)), rows)
+
+    def stored_dimensions(self, store: Any) -> int | None:
+        with private_api.pg_cursor(store) as cur:
+            cur.execute("SELECT atttypmod FROM pg_attribute WHERE attrelid = "
+                        "to_regclass(quote_ident(%s)) AND attname = 'vector'",
+                        (store.collection_name,))
+            row = cur.fetchone()
+        return row[0] if row is not None and row[0] > 0 else None
+
+    def count(self, store: Any) -> int | None:
+        return int(store.col_info()["count"])
+
+    def get_many(self, store: Any, ids: Sequence[str]) -> list[Any]:
+        from psycopg2 import sql
+
+        with private_api.pg_cursor(store) as cur:
+            cur.execute(sql.SQL("SELECT id, payload FROM {} WHERE id = ANY(%s::uuid[])").format(
+                sql.Identifier(store.collection_name)), (list(ids),))
+            found = {str(row[0]): row for row in cur.fetchall()}
+        return [Row(i, found[i][1]) for i in ids if i in found]
+
+    def delete_many(self, store: Any, ids: Sequence[str]) -> None:
+        from psycopg2 import sql
+
+        with private_api.pg_cursor(store, commit=True) as cur:
+            cur.execute(sql.SQL("DELETE FROM {} WHERE id = ANY(%s::uuid[])").format(
+                sql.Identifier(store.collection_name)), (list(ids),))
+
+    def close(self, owner: Any) -> None:
+        pgvector_store.close(owner)
+
+
+def _vector_text(vector: list[float]) -> str:
+    """The vector store's text form (``map(repr)``: its vectors are lists of floats)."""
+    return "[" + ",".join(map(repr, vector)) + "]"
