@@ -167,3 +167,54 @@ def test_a_worker_whose_parent_lives_runs_its_durable_call(tmp_path):
     outcome = run_worker(tmp_path, "alive")
     assert outcome == {"result": "ran", "error": None, "message": None}
     assert (tmp_path / "side-effect").exists()
+
+
+# A process-mode worker as the operator wires it: the pool asks check_task_manager before a
+# call; no watchdog thread runs, so only that check can stop the call.
+GUARDED_WORKER = textwrap.dedent("""
+    import os, sys
+    from flink_agents_ltm.runtime import parent_watchdog
+    from flink_agents_ltm.runtime.durable import DurableCall
+    from flink_agents_ltm.runtime.worker_pool import ThreadWorkerPool
+
+    pid, start_time, folder = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    parent_watchdog._guard = parent_watchdog.ParentGuard(pid, start_time)
+    pool = ThreadWorkerPool(2, 60, "test-guarded",
+                            before_call=parent_watchdog.check_task_manager)
+    print("ready", flush=True)
+    sys.stdin.readline()  # the TaskManager is gone now
+
+    def side_effect():
+        open(os.path.join(folder, "side-effect"), "w").close()
+
+    handle = pool.submit(DurableCall(side_effect, (), {}), "p")
+    pool.wait([handle], handle.deadline)
+    print("the call ran", flush=True)
+""")
+
+
+def test_a_worker_whose_taskmanager_died_ends_before_its_next_durable_call(tmp_path):
+    from flink_agents_ltm.runtime.parent_watchdog import _stat
+
+    taskmanager = subprocess.Popen(["sleep", "600"])
+    worker = None
+    try:
+        _, start_time = _stat(taskmanager.pid)
+        worker = subprocess.Popen(
+            [sys.executable, "-c", GUARDED_WORKER, str(taskmanager.pid), str(start_time),
+             str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        assert worker.stdout.readline() == "ready\n"
+        taskmanager.kill()
+        taskmanager.wait()
+        out, err = worker.communicate("go\n", timeout=60)
+        assert worker.returncode == 70, (out, err)
+        assert "the call ran" not in out
+        assert f"the TaskManager (pid {taskmanager.pid}) of this Python worker" in err
+        assert not (tmp_path / "side-effect").exists()
+    finally:
+        taskmanager.kill()
+        taskmanager.wait()
+        if worker is not None and worker.poll() is None:
+            worker.kill()
+            worker.wait()
