@@ -71,7 +71,7 @@ def test_cancelling_a_job_whose_calls_hang_ends_it_and_leaves_both_taskmanagers_
     assert len(before) == 2 and len(registered_before) == 2, f"the cluster: {before}"
     name = f"hanging-{mode}-{uuid.uuid4().hex[:8]}"
     try:
-        client = cluster.run("-d", "-py", JOB, "-pyfs", JOB_FOLDER, "--", "--name", name,
+        client = cluster.run("-d", "-py", JOB, "-pyfs", JOB_FOLDER, "--name", name,
                              "--mode", mode, "--folder", str(scratch), "--calls", str(CALLS),
                              "--capacity", str(CAPACITY), "--timeout-s", "600", "--hang-s", "3600")
         assert client.returncode == 0, cluster.summary_of(client)

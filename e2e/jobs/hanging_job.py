@@ -4,7 +4,7 @@ durable-async capacity ``--capacity``, call timeout ``--timeout-s``. The input e
 so the keyed tasks wait in the end-of-input drain (or in a submit to a full pool) until
 the job is cancelled. Submit it detached:
 
-    scripts/flink-cluster run -d -py e2e/jobs/hanging_job.py -pyfs e2e/jobs -- \\
+    scripts/flink-cluster run -d -py e2e/jobs/hanging_job.py -pyfs e2e/jobs \\
         --name hang --mode thread --folder /tmp/markers
 """
 
