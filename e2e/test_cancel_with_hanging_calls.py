@@ -7,11 +7,13 @@ or in a submit to a full pool. Cancelled through the REST API, the job must reac
 long before Flink's 180 s, and both TaskManagers (their processes, and the JobManager's list)
 must still be there, in thread mode (Python inside the TaskManager's JVM) and process mode."""
 
+import contextlib
 import time
 import uuid
 
 import pytest
 
+from e2e.cluster import TERMINAL
 from e2e.test_runtime_on_a_cluster import alive, status
 from tests.pgvector.server import ROOT, run_script
 
@@ -83,7 +85,7 @@ def test_cancelling_a_job_whose_calls_hang_ends_it_and_leaves_both_taskmanagers_
         cancelled_at = time.monotonic()
         cluster.rest(f"/jobs/{job['jid']}?mode=cancel", method="PATCH")
         deadline = cancelled_at + CANCEL_BOUND_S
-        while job_named(cluster, name)["state"] not in ("CANCELED", "FAILED", "FINISHED"):
+        while job_named(cluster, name)["state"] not in TERMINAL:
             if time.monotonic() > deadline:
                 break
             time.sleep(0.1)
@@ -99,5 +101,12 @@ def test_cancelling_a_job_whose_calls_hang_ends_it_and_leaves_both_taskmanagers_
             f"registered TaskManagers before the cancel {sorted(registered_before)}, "
             f"after {sorted(registered)}")
     finally:
-        # the fixture cancels the job if it still runs; a TaskManager that died comes back
+        # A cancel that hangs ends when Flink gives up on the task (180 s) and stops its
+        # TaskManager: wait for that, then bring back any TaskManager that went down.
+        job = job_named(cluster, name)
+        if job is not None and job["state"] not in TERMINAL:
+            cluster.rest(f"/jobs/{job['jid']}?mode=cancel", method="PATCH")
+            with contextlib.suppress(AssertionError):
+                wait_for(lambda: job_named(cluster, name)["state"] in TERMINAL, 240,
+                         "the job stopped")
         restart_missing_taskmanagers(cluster, before)
