@@ -37,12 +37,12 @@ from flink_agents_ltm.runtime.keyed_runs import (
     KeyedRunEngine,
 )
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
-from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
+from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck, task_thread_interrupted
 from flink_agents_ltm.runtime.memory.factories import DEFAULT as DEFAULT_FACTORY
 from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
 from flink_agents_ltm.runtime.operator_log import ProgressLog, log_to_console
 from flink_agents_ltm.runtime.operator_metrics import OperatorMetrics, OperatorStats
-from flink_agents_ltm.runtime.parent_watchdog import watch_task_manager
+from flink_agents_ltm.runtime.parent_watchdog import check_task_manager, watch_task_manager
 from flink_agents_ltm.runtime.protocols import KeyedStates
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider, check_resources
 from flink_agents_ltm.runtime.task_info import (
@@ -51,7 +51,11 @@ from flink_agents_ltm.runtime.task_info import (
     number_of_subtasks,
     subtask_index,
 )
-from flink_agents_ltm.runtime.worker_pool import SystemClock, ThreadWorkerPool
+from flink_agents_ltm.runtime.worker_pool import (
+    SystemClock,
+    TaskCancelledError,
+    ThreadWorkerPool,
+)
 
 __all__ = ["AgentActionError", "AgentOperator", "KeySelectorError", "build_agent_stream"]
 
@@ -90,7 +94,8 @@ class AgentOperator(KeyedProcessFunction):
         capacity = config.get(AgentsOptions.ASYNC_CAPACITY)
         clock = SystemClock()
         self._pool = ThreadWorkerPool(capacity, timeout_s, f"agents-durable-{self._subtask}",
-                                      clock)
+                                      clock, cancelled=task_thread_interrupted(mode),
+                                      before_call=check_task_manager)
         self.stats = OperatorStats()
         self._metrics = OperatorMetrics(runtime_context.get_metrics_group(), self.stats)
         factory = config.get(AgentsOptions.LONG_TERM_MEMORY_FACTORY)
@@ -153,8 +158,9 @@ class AgentOperator(KeyedProcessFunction):
         if still_running:
             log.warning(
                 "agent %s on subtask %d closes with %d durable call(s) still running after "
-                "%g s (%s); their threads finish on their own and the long-term memory stays "
-                "open for them", self._name, self._subtask, len(still_running), CLOSE_GRACE_S,
+                "%s (%s); their threads finish on their own and the long-term memory stays "
+                "open for them", self._name, self._subtask, len(still_running),
+                "the task was cancelled" if self._pool.cancelled else f"{CLOSE_GRACE_S:g} s",
                 ", ".join(h.call.name for h in still_running))
         log.info("agent %s closed on subtask %d: %s", self._name, self._subtask,
                  self.stats.summary())
@@ -182,8 +188,12 @@ class AgentOperator(KeyedProcessFunction):
         engine = self._engine
         assert engine is not None, "the operator is not open"
         self._check.rebind()  # Flink calls us on the mailbox thread, whichever it is
+        check_task_manager()  # a process-mode worker whose TaskManager died: write nothing
         try:
             return call(engine)
+        except TaskCancelledError as error:
+            log.info("agent %s on subtask %d: %s", self._name, self._subtask, error)
+            raise
         except AgentActionError as error:
             log.error("%s", error)
             raise

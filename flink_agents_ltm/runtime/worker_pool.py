@@ -12,6 +12,15 @@ threads only run calls and report their outcome under the pool's lock.
   most ``max_abandoned`` threads are abandoned at once; one more fails the job
   with :class:`DurableCallsStuckError` naming the calls, instead of letting
   stuck calls pile up threads.
+* The mailbox thread waits in slices of ``WAIT_SLICE_S`` and gives up the moment
+  the task is cancelled (:meth:`ThreadWorkerPool.cancel`, or the ``cancelled``
+  check the operator gives, which in thread mode asks whether Flink interrupted
+  the task thread): it raises :class:`TaskCancelledError`, and ``close`` waits
+  no grace. The calls still running are abandoned; Flink's cancel must never
+  wait for them (after 180 s it kills the whole TaskManager).
+* Right before a worker thread starts a call it runs ``before_call`` (in a
+  Python worker process: is the TaskManager still alive?); if that raises, the
+  call never starts and gets the error as its outcome.
 * Threads are daemons: a Python worker process whose job is gone can exit
   while a call is stuck. Each call runs in a copy of the submitter's
   ``contextvars`` context with its long-term-memory write position set.
@@ -23,14 +32,18 @@ import contextvars
 import queue
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.runtime.durable import DurableCall
 from flink_agents_ltm.runtime.protocols import CallHandle, Clock
 
-MAX_WAIT_S = 60.0  # one wait of the lock; the loops around it check their deadline again
+WAIT_SLICE_S = 0.1  # the mailbox thread checks for a cancel this often while it waits
+
+
+class TaskCancelledError(RuntimeError):
+    """The task was cancelled (or is closing) while the mailbox thread waited for calls."""
 
 
 class DurableCallsStuckError(RuntimeError):
@@ -112,7 +125,9 @@ class PooledCall(CallState):
 
 class ThreadWorkerPool:
     def __init__(self, capacity: int, timeout_s: float, name: str,
-                 clock: Clock | None = None, max_abandoned: int | None = None):
+                 clock: Clock | None = None, max_abandoned: int | None = None,
+                 cancelled: Callable[[], bool] | None = None,
+                 before_call: Callable[[], None] | None = None):
         self._capacity = capacity
         self._timeout_s = timeout_s
         self._name = name
@@ -125,6 +140,35 @@ class ThreadWorkerPool:
         self._idle = 0
         self._threads = 0
         self._closed = False
+        self._cancelled = False
+        self._cancelled_check = cancelled  # on the mailbox thread only
+        self._before_call = before_call
+
+    def cancel(self) -> None:
+        """From any thread: the mailbox thread stops waiting for calls (it raises
+        :class:`TaskCancelledError`) and ``close`` waits no grace."""
+        with self._lock:
+            self._cancelled = True
+            self._lock.notify_all()
+
+    @property
+    def cancelled(self) -> bool:
+        """On the mailbox thread: was the task cancelled (see :meth:`cancel`)?"""
+        if not self._cancelled and self._cancelled_check is not None:
+            try:
+                self._cancelled = bool(self._cancelled_check())
+            except Exception:  # noqa: BLE001 - a check that fails cannot tell: go on waiting
+                self._cancelled_check = None
+        return self._cancelled
+
+    def _slice(self, left: float) -> None:
+        """Wait for the lock's notification, ``left`` seconds at most, in one slice; raise
+        :class:`TaskCancelledError` if the task is cancelled."""
+        if self.cancelled:
+            raise TaskCancelledError(
+                f"worker pool {self._name}: the task was cancelled while the mailbox thread "
+                f"waited for {len(self._running)} durable call(s); they are abandoned")
+        self._lock.wait(min(left, WAIT_SLICE_S))
 
     @property
     def in_flight(self) -> int:
@@ -146,7 +190,7 @@ class ThreadWorkerPool:
                 if now >= earliest.deadline:
                     self._time_out_locked(earliest)
                 else:
-                    self._lock.wait(min(earliest.deadline - now, MAX_WAIT_S))
+                    self._slice(earliest.deadline - now)
             now = self._clock.monotonic()
             pooled = PooledCall(call, position, now, now + self._timeout_s)
             self._running.add(pooled)
@@ -177,17 +221,19 @@ class ThreadWorkerPool:
                 left = until - self._clock.monotonic()
                 if left <= 0:
                     return
-                self._lock.wait(min(left, MAX_WAIT_S))
+                self._slice(left)
 
     def close(self, grace_s: float) -> list[PooledCall]:
+        """Wait up to ``grace_s`` (none once cancelled) for the calls still running;
+        answers those that still run (their threads are abandoned)."""
         deadline = self._clock.monotonic() + grace_s
         with self._lock:
             self._closed = True
             while self._running or self._abandoned:
                 left = deadline - self._clock.monotonic()
-                if left <= 0:
+                if left <= 0 or self.cancelled:
                     break
-                self._lock.wait(left)
+                self._lock.wait(min(left, WAIT_SLICE_S))
             still = sorted(self._running | self._abandoned, key=lambda c: c.started)
             idle, self._idle = self._idle, 0
         for _ in range(idle):
@@ -208,7 +254,15 @@ class ThreadWorkerPool:
             pooled = self._tasks.get()
             if pooled is None:
                 return
-            result, error = pooled.context.run(pooled.run)
+            result: Any = None
+            error: BaseException | None = None
+            try:
+                if self._before_call is not None:
+                    self._before_call()
+            except BaseException as refused:  # noqa: BLE001 - the call never starts
+                error = refused
+            else:
+                result, error = pooled.context.run(pooled.run)
             finished = self._clock.monotonic()
             with self._lock:
                 pooled.finish(result, error, finished)
