@@ -28,7 +28,7 @@ import org.flinkagents.ltm.runtime.memory.ConfigSecrets;
 import org.flinkagents.ltm.runtime.memory.MailboxThreadChecker;
 import org.flinkagents.ltm.runtime.memory.PythonLongTermMemory;
 import org.flinkagents.ltm.runtime.memory.PythonRuntime;
-import org.flinkagents.ltm.runtime.memory.PythonSettings;
+import org.flinkagents.ltm.api.PythonSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

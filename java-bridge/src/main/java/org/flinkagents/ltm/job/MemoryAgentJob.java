@@ -29,7 +29,7 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.CloseableIterator;
 import org.flinkagents.ltm.runtime.memory.ConfigSecrets;
-import org.flinkagents.ltm.runtime.memory.PythonSettings;
+import org.flinkagents.ltm.api.PythonSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -14,7 +14,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.CloseableIterator;
-import org.flinkagents.ltm.runtime.memory.PythonSettings;
+import org.flinkagents.ltm.api.PythonSettings;
 import org.flinkagents.ltm.runtime.memory.TestLtm;
 import org.junit.jupiter.api.Test;
 

@@ -37,7 +37,7 @@ import org.flinkagents.ltm.api.memory.MemorySet;
 import org.flinkagents.ltm.api.memory.MemorySetItem;
 import org.flinkagents.ltm.runtime.memory.MailboxThreadChecker;
 import org.flinkagents.ltm.runtime.memory.PythonLongTermMemory;
-import org.flinkagents.ltm.runtime.memory.PythonSettings;
+import org.flinkagents.ltm.api.PythonSettings;
 import org.flinkagents.ltm.runtime.memory.TestLtm;
 import org.junit.jupiter.api.Test;
 
