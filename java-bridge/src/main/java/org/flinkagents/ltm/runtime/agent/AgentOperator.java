@@ -357,6 +357,10 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         }
     }
 
+    String agentName() {
+        return plan.agentName();
+    }
+
     private String where(Object key, Run<?> run, String observationId) {
         return "key '" + key + "', input #" + run.seq + ", observation " + observationId;
     }
