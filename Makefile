@@ -59,9 +59,11 @@ test-python: $(STAMP)  ## only the Python tests (-m "not cluster" skips the Flin
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
 
-java-demo: $(STAMP)  ## run the Java agent job on a local mini-cluster of PyFlink's jars (ARGS="--input notes.csv ...")
+java-demo: $(STAMP)  ## run the customer-memory agent written in Java on a local mini-cluster (ARGS="--base-dir DIR ...")
 	cd java-bridge && mvn -o -q -B compile
-	java-bridge/run-local $(ARGS)
+	@# Like `make demo`: memories in a private temp dir (0700), removed at the end, so each run starts empty.
+	home=$$(mktemp -d -t flink-agents-ltm-java-demo-XXXXXX) && \
+	java-bridge/run-local --base-dir "$$home" $(ARGS); rc=$$?; rm -rf "$$home"; exit $$rc
 
 bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients against raw calls, batched adds, Java bridge, async throughput, memory at scale, state per key, recovery)
 	$(PY) -m bench.ltm_overhead

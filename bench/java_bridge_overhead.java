@@ -11,7 +11,7 @@ import org.flinkagents.ltm.api.memory.MemorySet;
 import org.flinkagents.ltm.runtime.memory.MailboxThreadChecker;
 import org.flinkagents.ltm.runtime.memory.PythonLongTermMemory;
 import org.flinkagents.ltm.runtime.memory.PythonRuntime;
-import org.flinkagents.ltm.runtime.memory.PythonSettings;
+import org.flinkagents.ltm.api.PythonSettings;
 
 public class JavaBridgeOverhead {
     static final String[] TOPICS = {"tea", "parcel", "invoice", "dog", "refund", "password", "delivery", "discount"};

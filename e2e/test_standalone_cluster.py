@@ -49,7 +49,7 @@ def test_two_python_workers_share_pgvector_and_every_key_reads_only_its_own_note
     assert set(rows) == {r["id"] for r in results}
     by_key = defaultdict(list)
     for payload in rows.values():
-        assert payload["user_id"] == "e2e-shared" and payload["run_id"] == "notes"
+        assert payload["user_id"] == "e2e-shared" and payload["run_id"] == "conversation"
         assert payload["data"].startswith(payload["agent_id"] + " "), payload
         by_key[payload["agent_id"]].append(payload["data"])
     assert {k: sorted(v) for k, v in by_key.items()} == {
@@ -100,8 +100,9 @@ def java_job_jar() -> Path:
 
 
 def run_java_job(cluster, scratch: Path, keys: list[str], *args: str) -> list[dict]:
-    """MemoryAgentJob at parallelism 2 on NOTES notes per key (``<key> note <n>``, in order
-    n = 0, 1, ...); answers its output lines as dicts, once the job finished."""
+    """MemoryAgentJob (the customer-memory example on the Java agent API) at parallelism 2 on
+    NOTES notes per key (``<key> note <n>``, in order n = 0, 1, ...); answers its JSON replies
+    as dicts, once the job finished."""
     notes = scratch / "notes.csv"
     notes.write_text("".join(f"{k},{k} note {n}\n" for n in range(NOTES) for k in keys))
     client = cluster.run("-c", "org.flinkagents.ltm.job.MemoryAgentJob", str(java_job_jar()),
@@ -109,27 +110,19 @@ def run_java_job(cluster, scratch: Path, keys: list[str], *args: str) -> list[di
                          "--pythonpath", f"{SITE_PACKAGES}:{ROOT}",
                          "--input", str(notes), "--parallelism", "2", *args)
     assert client.returncode == 0, cluster.summary_of(client)
-    lines = []
-    for line in client.stdout.splitlines():
-        fields = line.split("\t")
-        if len(fields) == 6 and fields[2].startswith("hits="):
-            key, note, hits, items, observed, subtask = fields
-            lines.append({"key": key, "note": note, "hits": hits[len("hits="):].split("|"),
-                          "items": int(items[len("items="):]), "observed": observed,
-                          "subtask": int(subtask[len("subtask="):])})
-    return lines
+    return [json.loads(line) for line in client.stdout.splitlines()
+            if line.startswith('{"customer"')]
 
 
 def check_each_key_saw_only_its_own_notes(lines: list[dict], keys: list[str]) -> None:
     assert len(lines) == len(keys) * NOTES, lines
-    items = defaultdict(list)
+    seqs = defaultdict(list)
     for line in lines:
-        assert line["note"].startswith(line["key"] + " "), line
-        assert all(hit.startswith(line["key"] + " ") for hit in line["hits"]), line
-        assert line["observed"] == "observed=add,search,get", line
-        items[line["key"]].append(line["items"])
-    assert {k: sorted(v) for k, v in items.items()} == {k: list(range(1, NOTES + 1))
-                                                       for k in keys}
+        assert line["text"] == f"{line['customer']} note {line['seq'] - 1}", line
+        assert len(line["recalled"]) == min(line["seq"] - 1, 2), line
+        assert all(hit.startswith(line["customer"] + " ") for hit in line["recalled"]), line
+        seqs[line["customer"]].append(line["seq"])
+    assert dict(seqs) == {k: list(range(1, NOTES + 1)) for k in keys}
 
 
 def test_the_java_agent_job_runs_on_the_same_cluster(cluster, scratch):
@@ -150,17 +143,12 @@ def test_the_java_agent_job_on_two_subtasks_shares_pgvector_and_keys_see_only_th
                          "--memory-job-id", "e2e-java-shared", "--base-dir", str(scratch))
 
     check_each_key_saw_only_its_own_notes(lines, keys)
-    subtask_of = defaultdict(set)
-    for line in lines:
-        subtask_of[line["key"]].add(line["subtask"])
-    assert all(len(s) == 1 for s in subtask_of.values()), subtask_of  # a key stays put
-    assert set().union(*subtask_of.values()) == {0, 1}, subtask_of  # both subtasks wrote
     assert not (scratch / "e2e-java-shared" / "vectors.sqlite3").exists()  # no embedded store
 
     rows = rows_in_postgres(store)
     by_key = defaultdict(list)
     for payload in rows.values():
-        assert payload["user_id"] == "e2e-java-shared" and payload["run_id"] == "notes"
+        assert payload["user_id"] == "e2e-java-shared" and payload["run_id"] == "conversation"
         assert payload["data"].startswith(payload["agent_id"] + " "), payload
         by_key[payload["agent_id"]].append(payload["data"])
     assert {k: sorted(v) for k, v in by_key.items()} == {

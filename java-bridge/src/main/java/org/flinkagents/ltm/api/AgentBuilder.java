@@ -1,18 +1,14 @@
 package org.flinkagents.ltm.api;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
-import org.flinkagents.ltm.runtime.agent.AgentOperator;
-import org.flinkagents.ltm.runtime.agent.AgentPlan;
-import org.flinkagents.ltm.runtime.agent.AgentSettings;
 
 /** {@code fromDataStream(...).apply(agent).toDataStream()}. */
 public final class AgentBuilder {
     private final KeyedStream<?, ?> input;
     private final AgentSettings settings;
-    private AgentPlan plan;
+    private AgentRuntime.PreparedAgent plan;
 
     AgentBuilder(KeyedStream<?, ?> input, AgentSettings settings) {
         this.input = input;
@@ -25,7 +21,7 @@ public final class AgentBuilder {
      * naming the action and what to do.
      */
     public AgentBuilder apply(Agent agent) {
-        this.plan = AgentPlan.of(agent);
+        this.plan = AgentRuntime.load().prepare(agent);
         return this;
     }
 
@@ -43,10 +39,6 @@ public final class AgentBuilder {
         if (plan == null) {
             throw new IllegalStateException("no agent: call apply(agent) before toDataStream()");
         }
-        TypeSerializer<T> inputs =
-                keyed.getType().createSerializer(
-                        keyed.getExecutionConfig().getSerializerConfig());
-        return keyed.transform("agent " + plan.agentName(), type,
-                new AgentOperator<K, T, O>(plan, settings, inputs));
+        return plan.attach(keyed, settings, type);
     }
 }

@@ -7,8 +7,6 @@ import java.util.Objects;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.flinkagents.ltm.runtime.agent.AgentSettings;
-import org.flinkagents.ltm.runtime.memory.PythonSettings;
 
 /**
  * Where Java agents join a Flink job:

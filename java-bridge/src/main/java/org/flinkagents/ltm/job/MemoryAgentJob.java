@@ -12,10 +12,12 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
@@ -28,21 +30,25 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.exc.Misma
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.util.CloseableIterator;
+import org.flinkagents.ltm.api.AgentsExecutionEnvironment;
+import org.flinkagents.ltm.api.PythonSettings;
 import org.flinkagents.ltm.runtime.memory.ConfigSecrets;
-import org.flinkagents.ltm.runtime.memory.PythonSettings;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Java agent job: notes keyed by customer go through {@link MemoryAgentFunction}, which
- * remembers each note in the customer's long-term memory (the Python Mem0 memory, through
- * Pemja) and recalls the customer's most similar notes. Results are printed by the client.
+ * The customer-memory example on the Java agent API, the twin of the Python demo ({@code make
+ * demo}): customers' messages, keyed by customer, go through {@link CustomerMemoryAgent}, which
+ * recalls each customer's related memories and remembers the new message in that customer's
+ * long-term memory (the Python Mem0 memory, through Pemja). The client prints one JSON reply per
+ * message, then a summary that counts the recalled memories that belong to another customer
+ * (there must be none: the exit code is 1 otherwise).
  *
  * <pre>
  * flink run -c org.flinkagents.ltm.job.MemoryAgentJob flink-agents-ltm-java-bridge.jar \
  *     --python /path/to/.venv/bin/python \
  *     --pythonpath /path/to/.venv/lib/python3.11/site-packages:/path/to/repo \
- *     [--input notes.csv] [--base-dir /path/to/ltm-home] [--memory-job-id java-memory-agent] \
+ *     [--input messages.jsonl] [--base-dir /path/to/ltm-home] [--memory-job-id ID] \
  *     [--vector-store-file store.json] [--parallelism 2] [--workers 4]
  * </pre>
  *
@@ -50,7 +56,10 @@ import org.slf4j.LoggerFactory;
  * job is submitted.
  */
 public final class MemoryAgentJob {
-    public static final String DEFAULT_MEMORY_JOB_ID = "java-memory-agent";
+    public static final String DEFAULT_MEMORY_JOB_ID = "customer-memory-demo";
+    /** The Python demo's messages, found on the Python path (the repository's package). */
+    public static final String BUNDLED_MESSAGES =
+            "flink_agents_ltm/examples/customer_messages.jsonl";
     private static final Logger LOG = LoggerFactory.getLogger(MemoryAgentJob.class);
     /** The environment variable that may hold the vector store JSON. */
     public static final String VECTOR_STORE_VARIABLE = "FLINK_AGENTS_LTM_VECTOR_STORE";
@@ -60,16 +69,19 @@ public final class MemoryAgentJob {
 
     private MemoryAgentJob() {}
 
-    /** The agent pipeline on {@code notes}, keyed by the first field. */
+    /** The agent pipeline on {@code messages} ({@code (customer, text)}), keyed by customer. */
     public static DataStream<String> agent(
-            DataStream<Tuple2<String, String>> notes,
+            DataStream<Tuple2<String, String>> messages,
             PythonSettings python,
             String memoryJobId,
             Map<String, Object> memoryConfig,
             int workers) {
-        return notes.keyBy(new NoteKey())
-                .process(new MemoryAgentFunction(python, memoryJobId, memoryConfig, "notes", workers))
-                .name("java-memory-agent");
+        return AgentsExecutionEnvironment.getExecutionEnvironment(messages.getExecutionEnvironment())
+                .withLongTermMemory(python, memoryJobId, memoryConfig)
+                .withWorkers(workers)
+                .fromDataStream(messages, new NoteKey())
+                .apply(new CustomerMemoryAgent())
+                .toDataStream(Types.STRING);
     }
 
     public static void main(String[] args) throws Exception {
@@ -85,53 +97,154 @@ public final class MemoryAgentJob {
         if (arguments.has("parallelism")) {
             env.setParallelism(Integer.parseInt(arguments.get("parallelism")));
         }
-        List<Tuple2<String, String>> notes =
-                arguments.has("input") ? read(arguments.get("input")) : sample();
-        LOG.info("{} notes; long-term memory {}{}", notes.size(),
+        PythonSettings python = arguments.python();
+        Path input = arguments.has("input")
+                ? Paths.get(arguments.get("input")) : bundledMessages(python);
+        List<Tuple2<String, String>> messages = read(input);
+        LOG.info("{} messages from {}; long-term memory {}{}", messages.size(), input,
                 ConfigSecrets.redact(arguments.memoryConfig()),
                 arguments.vectorStoreSource() == null
                         ? " (embedded store)"
                         : " (vector store from " + arguments.vectorStoreSource() + ")");
-        DataStream<String> results = agent(
-                env.fromData(notes),
-                arguments.python(),
-                arguments.getOrDefault("memory-job-id", DEFAULT_MEMORY_JOB_ID),
-                arguments.memoryConfig(),
-                Integer.parseInt(arguments.getOrDefault("workers", "4")));
-        try (CloseableIterator<String> lines = results.executeAndCollect("java-memory-agent")) {
-            lines.forEachRemaining(System.out::println);
+        System.out.println("customer-memory demo (Java agent API): " + messages.size()
+                + " messages, local mini-cluster or the cluster of `flink run`");
+        long started = System.nanoTime();
+        List<String> replies = new ArrayList<>();
+        try (CloseableIterator<String> lines = agent(
+                        env.fromData(messages), python,
+                        arguments.getOrDefault("memory-job-id", DEFAULT_MEMORY_JOB_ID),
+                        arguments.memoryConfig(),
+                        Integer.parseInt(arguments.getOrDefault("workers", "4")))
+                .executeAndCollect("customer-memory-demo")) {
+            lines.forEachRemaining(line -> {
+                System.out.println(line);
+                replies.add(line);
+            });
+        }
+        Summary summary = Summary.of(messages, replies);
+        System.out.printf("done in %.1f s: %s%n", (System.nanoTime() - started) / 1e9, summary);
+        if (summary.foreign > 0 || summary.replies != messages.size()) {
+            System.exit(1);
         }
     }
 
-    public static List<Tuple2<String, String>> sample() {
-        List<Tuple2<String, String>> notes = new ArrayList<>();
-        notes.add(Tuple2.of("alice", "alice prefers green tea"));
-        notes.add(Tuple2.of("bob", "bob's parcel was delivered late"));
-        notes.add(Tuple2.of("alice", "alice asked for a refund on the kettle"));
-        notes.add(Tuple2.of("bob", "bob wants invoices by email"));
-        notes.add(Tuple2.of("alice", "alice's dog is called Biscuit"));
-        notes.add(Tuple2.of("bob", "bob changed his delivery address"));
-        return notes;
-    }
-
-    private static List<Tuple2<String, String>> read(String path) throws IOException {
-        List<Tuple2<String, String>> notes = new ArrayList<>();
-        for (String line : Files.readAllLines(Paths.get(path), StandardCharsets.UTF_8)) {
-            int comma = line.indexOf(',');
-            if (!line.isBlank() && comma >= 0) {
-                notes.add(Tuple2.of(line.substring(0, comma), line.substring(comma + 1)));
+    /** The bundled messages: the first entry of the Python path that holds them. */
+    static Path bundledMessages(PythonSettings python) {
+        for (String entry : python.getPythonPaths()) {
+            Path candidate = Paths.get(entry).resolve(BUNDLED_MESSAGES);
+            if (Files.isRegularFile(candidate)) {
+                return candidate;
             }
         }
-        return notes;
+        throw new IllegalArgumentException("no --input and no " + BUNDLED_MESSAGES + " on the "
+                + "Python path " + python.getPythonPaths() + ": pass --input messages.jsonl, or "
+                + "put the repository on --pythonpath");
+    }
+
+    /**
+     * Messages of a file: JSON lines {@code {"customer": ..., "text": ...}} (the Python demo's
+     * format) or {@code customer,text} lines; blank lines are skipped.
+     */
+    static List<Tuple2<String, String>> read(Path path) throws IOException {
+        List<Tuple2<String, String>> messages = new ArrayList<>();
+        ObjectMapper json = new ObjectMapper();
+        int number = 0;
+        for (String line : Files.readAllLines(path, StandardCharsets.UTF_8)) {
+            number++;
+            if (line.isBlank()) {
+                continue;
+            }
+            if (line.strip().startsWith("{")) {
+                JsonNode message;
+                try {
+                    message = json.readTree(line);
+                } catch (JsonProcessingException e) {
+                    throw new IllegalArgumentException(path + " line " + number
+                            + " is not valid JSON: " + e.getOriginalMessage());
+                }
+                if (!message.path("customer").isTextual() || !message.path("text").isTextual()) {
+                    throw new IllegalArgumentException(path + " line " + number + " needs "
+                            + "\"customer\" and \"text\" strings");
+                }
+                messages.add(Tuple2.of(message.get("customer").asText(),
+                        message.get("text").asText()));
+                continue;
+            }
+            int comma = line.indexOf(',');
+            if (comma <= 0) {
+                throw new IllegalArgumentException(path + " line " + number + " is neither a JSON "
+                        + "message nor customer,text");
+            }
+            messages.add(Tuple2.of(line.substring(0, comma), line.substring(comma + 1)));
+        }
+        return messages;
+    }
+
+    /** What a run gave: replies, recalls, and recalls of another customer's message. */
+    public static final class Summary {
+        public final int replies;
+        public final int customers;
+        public final int recalled;
+        public final int foreign;
+        /** Replies whose seq is not the customer's next one (1, 2, ... in input order). */
+        public final int outOfOrder;
+
+        private Summary(int replies, int customers, int recalled, int foreign, int outOfOrder) {
+            this.replies = replies;
+            this.customers = customers;
+            this.recalled = recalled;
+            this.foreign = foreign;
+            this.outOfOrder = outOfOrder;
+        }
+
+        /** Checks {@code replies} (the job's JSON lines) against the {@code messages} sent. */
+        public static Summary of(List<Tuple2<String, String>> messages, List<String> replies)
+                throws IOException {
+            Map<String, Set<String>> said = new HashMap<>();
+            for (Tuple2<String, String> m : messages) {
+                said.computeIfAbsent(m.f0, k -> new HashSet<>()).add(m.f1);
+            }
+            ObjectMapper json = new ObjectMapper();
+            Map<String, Integer> lastSeq = new HashMap<>();
+            int recalled = 0;
+            int foreign = 0;
+            int outOfOrder = 0;
+            for (String line : replies) {
+                JsonNode reply = json.readTree(line);
+                String customer = reply.get("customer").asText();
+                int seq = reply.get("seq").asInt();
+                if (seq != lastSeq.getOrDefault(customer, 0) + 1) {
+                    outOfOrder++;
+                }
+                lastSeq.put(customer, seq);
+                for (JsonNode memory : reply.get("recalled")) {
+                    recalled++;
+                    if (!said.getOrDefault(customer, Set.of()).contains(memory.asText())) {
+                        foreign++;
+                    }
+                }
+            }
+            return new Summary(replies.size(), lastSeq.size(), recalled, foreign, outOfOrder);
+        }
+
+        @Override
+        public String toString() {
+            return replies + " messages remembered for " + customers + " customers; " + recalled
+                    + " memories recalled, " + foreign + " of them from another customer";
+        }
     }
 
     /** What {@code --help} prints. */
     public static final String USAGE = String.join("\n",
-            "MemoryAgentJob: remembers each key,note line in the key's long-term memory and",
-            "prints the key's most similar notes. Arguments (all optional):",
+            "MemoryAgentJob: the customer-memory agent on the Java agent API. For each message",
+            "it recalls the customer's related memories, then remembers the message in the",
+            "customer's long-term memory; prints one JSON reply per message and a summary.",
+            "Arguments (all optional):",
             "  --python PATH          the Python interpreter (a shared-libpython build)",
             "  --pythonpath P1:P2     its site-packages and this repository",
-            "  --input FILE           key,note lines (default: a small sample)",
+            "  --input FILE           messages: JSON lines {\"customer\": ..., \"text\": ...} or",
+            "                         customer,text lines (default: the Python demo's",
+            "                         " + BUNDLED_MESSAGES + ", found on --pythonpath)",
             "  --memory-job-id ID     the memory's job id, Mem0 user_id (default: "
                     + DEFAULT_MEMORY_JOB_ID + ")",
             "  --vector-store-file F  a file holding a Mem0 vector store as JSON, e.g.",
@@ -144,7 +257,7 @@ public final class MemoryAgentJob {
             "  --base-dir DIR         folder of the embedded store and Mem0's history database",
             "                         (default: $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm)",
             "  --parallelism N        the job's parallelism",
-            "  --workers N            memory worker threads per subtask (default: 4)",
+            "  --workers N            durable-call worker threads per subtask (default: 4)",
             "  --help                 print this and exit",
             "");
 

@@ -54,13 +54,12 @@ final class LocalRun {
                 Files.readString(err, StandardCharsets.UTF_8));
     }
 
-    /** The tab-separated result lines of MemoryAgentJob on stdout. */
-    List<String[]> resultLines() {
-        List<String[]> lines = new ArrayList<>();
+    /** The JSON reply lines of MemoryAgentJob on stdout. */
+    List<String> replyLines() {
+        List<String> lines = new ArrayList<>();
         for (String line : stdout.split("\n")) {
-            String[] fields = line.split("\t");
-            if (fields.length == 6 && fields[2].startsWith("hits=")) {
-                lines.add(fields);
+            if (line.startsWith("{\"customer\"")) {
+                lines.add(line);
             }
         }
         return lines;

@@ -1,5 +1,6 @@
 package org.flinkagents.ltm.runtime.agent;
 
+import org.flinkagents.ltm.api.AgentSettings;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.util.ArrayDeque;
@@ -158,7 +159,7 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         works = new HashMap<>();
         ThreadFactory threads;
         if (settings.hasLongTermMemory()) {
-            python = PythonRuntime.get(settings.python);
+            python = PythonRuntime.get(settings.python());
             threads = python.threadFactory("agent-worker-" + subtask());
         } else {
             AtomicInteger count = new AtomicInteger();
@@ -168,7 +169,7 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
                 return t;
             };
         }
-        pool = Executors.newFixedThreadPool(settings.workers, threads);
+        pool = Executors.newFixedThreadPool(settings.workers(), threads);
     }
 
     ExecutorService pool() {
@@ -356,6 +357,10 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         }
     }
 
+    String agentName() {
+        return plan.agentName();
+    }
+
     private String where(Object key, Run<?> run, String observationId) {
         return "key '" + key + "', input #" + run.seq + ", observation " + observationId;
     }
@@ -469,7 +474,7 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
 
     private void ensurePoll(Run<IN> run) {
         if (run.record.pollTimer < 0) {
-            long at = getProcessingTimeService().getCurrentProcessingTime() + settings.pollMillis;
+            long at = getProcessingTimeService().getCurrentProcessingTime() + settings.pollMillis();
             timers.registerProcessingTimeTimer(VoidNamespace.INSTANCE, at);
             run.record.pollTimer = at;
         }
@@ -534,11 +539,11 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
                     + "before fromDataStream");
         }
         if (ltm == null) { // on the mailbox thread: the action's
-            ltm = PythonLongTermMemory.open(python, settings.memoryJobId, settings.memoryConfig,
+            ltm = PythonLongTermMemory.open(python, settings.memoryJobId(), settings.memoryConfig(),
                     MailboxThreadChecker.ofCurrentThread());
             LOG.info("subtask {} opened long-term memory {} (job id {}, {})", subtask(),
-                    ltm.getHandle(), settings.memoryJobId,
-                    ConfigSecrets.redact(settings.memoryConfig));
+                    ltm.getHandle(), settings.memoryJobId(),
+                    ConfigSecrets.redact(settings.memoryConfig()));
         }
         ltm.switchContext(key, observationId, false);
         return ltm;

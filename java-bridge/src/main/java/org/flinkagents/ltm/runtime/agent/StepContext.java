@@ -38,6 +38,10 @@ final class StepContext implements RunnerContext {
     InFlight parked;
     boolean usedLongTermMemory;
     private boolean active = true;
+    /** The mailbox thread the action runs on: the only one that may use this context. */
+    private final Thread mailbox = Thread.currentThread();
+    /** The id of the synchronous durable call running now, or {@code null}. */
+    private String runningCall;
 
     StepContext(AgentOperator<?, ?, ?> operator, Object key, RunRecord record, String action,
             String observationId, String where) {
@@ -67,23 +71,41 @@ final class StepContext implements RunnerContext {
     }
 
     private void checkActive(String what) {
+        if (Thread.currentThread() != mailbox) {
+            throw new IllegalStateException(what + " called from thread '"
+                    + Thread.currentThread().getName() + "' outside action '" + qualified()
+                    + "' (" + where + "): a RunnerContext works only in the action's own code on "
+                    + "the mailbox thread, not inside a durable call or a thread of your own; "
+                    + "return what you need from the call and use it in the action");
+        }
+        if (runningCall != null) {
+            throw new IllegalStateException(what + " inside durable call '" + runningCall
+                    + "' of action '" + qualified() + "' (" + where + "): durable calls don't "
+                    + "nest and don't use the context; return what you need from the call and "
+                    + "use it in the action");
+        }
         if (!active) {
-            throw new IllegalStateException(what + " on the context of action '" + action
+            throw new IllegalStateException(what + " on the context of action '" + qualified()
                     + "' (" + where + ") after the action returned: a RunnerContext is valid only "
                     + "during the action that received it; keep no reference to it");
         }
         if (parked != null) {
-            throw new IllegalStateException(what + " in action '" + action + "' (" + where
+            throw new IllegalStateException(what + " in action '" + qualified() + "' (" + where
                     + ") after durableExecuteAsync parked it: let the runtime's signal (an Error) "
                     + "propagate, don't catch Throwable around durableExecuteAsync");
         }
+    }
+
+    /** The action as errors name it: {@code Agent.method}. */
+    String qualified() {
+        return operator.agentName() + "." + action;
     }
 
     @Override
     public void sendEvent(Event event) {
         checkActive("sendEvent");
         if (event == null) {
-            throw new IllegalArgumentException("action '" + action + "' (" + where + ") sent "
+            throw new IllegalArgumentException("action '" + qualified() + "' (" + where + ") sent "
                     + "null: send an Event (an OutputEvent for an output)");
         }
         sent.add(event);
@@ -116,7 +138,7 @@ final class StepContext implements RunnerContext {
 
     private RunRecord.RecordedCall replayed(DurableCallable<?> callable) {
         if (callable == null) {
-            throw new IllegalArgumentException("action '" + action + "' (" + where + ") passed a "
+            throw new IllegalArgumentException("action '" + qualified() + "' (" + where + ") passed a "
                     + "null DurableCallable: pass DurableCallable.of(id, () -> ...)");
         }
         int index = nextCall;
@@ -126,7 +148,7 @@ final class StepContext implements RunnerContext {
         RunRecord.RecordedCall recorded = record.calls.get(index);
         if (!recorded.id.equals(callable.getId())) {
             throw new NonDeterministicReplayException("durable call #" + index + " of action '"
-                    + action + "' (" + where + ") was recorded as '" + recorded.id + "', but the "
+                    + qualified() + "' (" + where + ") was recorded as '" + recorded.id + "', but the "
                     + "replayed action now calls '" + callable.getId() + "': after a restore an "
                     + "action must make the same durable calls in the same order; its code "
                     + "changed since the checkpoint, or its control flow depends on time, "
@@ -143,7 +165,7 @@ final class StepContext implements RunnerContext {
             value = InstantiationUtil.deserializeObject(recorded.result, operator.userClassLoader());
         } catch (IOException | ClassNotFoundException e) {
             throw new IllegalStateException("the recorded result of durable call '" + recorded.id
-                    + "' of action '" + action + "' (" + where + ") cannot be read back: " + e, e);
+                    + "' of action '" + qualified() + "' (" + where + ") cannot be read back: " + e, e);
         }
         if (recorded.failed) {
             if (value instanceof Exception) {
@@ -160,7 +182,12 @@ final class StepContext implements RunnerContext {
         RunRecord.RecordedCall recorded = replayed(callable);
         if (recorded == null) {
             int index = nextCall++;
-            recorded = run(callable, index, action, where);
+            runningCall = callable.getId();
+            try {
+                recorded = run(callable, index, qualified(), where);
+            } finally {
+                runningCall = null;
+            }
             record.calls.add(recorded);
         }
         return answer(recorded);
@@ -177,7 +204,7 @@ final class StepContext implements RunnerContext {
         String id = callable.getId();
         ExecutorService pool = operator.pool();
         parked = new InFlight(index, id, CompletableFuture.supplyAsync(
-                () -> run(callable, index, action, where), pool));
+                () -> run(callable, index, qualified(), where), pool));
         throw ParkSignal.INSTANCE;
     }
 
@@ -233,11 +260,11 @@ final class StepContext implements RunnerContext {
         public void set(String name, Object value) {
             checkActive(what + ".set");
             if (name == null) {
-                throw new IllegalArgumentException("action '" + action + "' (" + where + ") "
+                throw new IllegalArgumentException("action '" + qualified() + "' (" + where + ") "
                         + "set a field of its " + what + " with a null name: name the field");
             }
             if (value != null && !(value instanceof Serializable)) {
-                throw new IllegalArgumentException("action '" + action + "' (" + where + ") set "
+                throw new IllegalArgumentException("action '" + qualified() + "' (" + where + ") set "
                         + what + " field '" + name + "' to a " + value.getClass().getName()
                         + ", which is not Serializable: the " + what + " is kept in keyed state, "
                         + "store a Serializable value (String, Long, a Serializable class)");

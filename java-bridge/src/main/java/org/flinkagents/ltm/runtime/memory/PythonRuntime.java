@@ -1,5 +1,6 @@
 package org.flinkagents.ltm.runtime.memory;
 
+import org.flinkagents.ltm.api.PythonSettings;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

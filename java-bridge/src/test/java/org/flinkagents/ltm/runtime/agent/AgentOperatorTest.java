@@ -1,5 +1,6 @@
 package org.flinkagents.ltm.runtime.agent;
 
+import org.flinkagents.ltm.api.AgentSettings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

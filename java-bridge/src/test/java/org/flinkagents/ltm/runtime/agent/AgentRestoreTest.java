@@ -1,5 +1,6 @@
 package org.flinkagents.ltm.runtime.agent;
 
+import org.flinkagents.ltm.api.AgentSettings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -45,7 +46,7 @@ import org.flinkagents.ltm.api.memory.MemorySet;
 import org.flinkagents.ltm.api.memory.MemorySetItem;
 import org.flinkagents.ltm.runtime.memory.MailboxThreadChecker;
 import org.flinkagents.ltm.runtime.memory.PythonLongTermMemory;
-import org.flinkagents.ltm.runtime.memory.PythonSettings;
+import org.flinkagents.ltm.api.PythonSettings;
 import org.flinkagents.ltm.runtime.memory.TestLtm;
 import org.junit.jupiter.api.Test;
 

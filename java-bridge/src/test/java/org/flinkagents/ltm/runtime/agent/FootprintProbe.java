@@ -1,5 +1,6 @@
 package org.flinkagents.ltm.runtime.agent;
 
+import org.flinkagents.ltm.api.AgentSettings;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 

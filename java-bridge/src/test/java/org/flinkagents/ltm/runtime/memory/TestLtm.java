@@ -1,5 +1,6 @@
 package org.flinkagents.ltm.runtime.memory;
 
+import org.flinkagents.ltm.api.PythonSettings;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package org.flinkagents.ltm.runtime.memory;
+package org.flinkagents.ltm.api;
 
 import java.io.File;
 import java.io.Serializable;
@@ -77,7 +77,8 @@ public final class PythonSettings implements Serializable {
         return "PythonSettings{exec='" + pythonExec + "', paths=" + pythonPaths + '}';
     }
 
-    static String[] pathArray(List<String> paths) {
+    /** {@code paths} as an array (for Pemja's interpreter config). */
+    public static String[] pathArray(List<String> paths) {
         return paths.toArray(new String[0]);
     }
 

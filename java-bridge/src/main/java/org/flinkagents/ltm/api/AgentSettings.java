@@ -1,0 +1,56 @@
+package org.flinkagents.ltm.api;
+
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * How an agent runs, as {@link AgentsExecutionEnvironment} collected it: its long-term memory
+ * (optional) and the worker pool of durable calls. The runtime reads it; users don't build it.
+ */
+public final class AgentSettings implements Serializable {
+    private static final long serialVersionUID = 1L;
+    public static final int DEFAULT_WORKERS = 8;
+    public static final long DEFAULT_POLL_MILLIS = 10;
+
+    private final PythonSettings python;
+    private final String memoryJobId;
+    private final HashMap<String, Object> memoryConfig;
+    private final int workers;
+    private final long pollMillis;
+
+    public AgentSettings(PythonSettings python, String memoryJobId,
+            Map<String, Object> memoryConfig, int workers, long pollMillis) {
+        this.python = python;
+        this.memoryJobId = memoryJobId;
+        this.memoryConfig = new HashMap<>(memoryConfig);
+        this.workers = workers;
+        this.pollMillis = pollMillis;
+    }
+
+    public boolean hasLongTermMemory() {
+        return python != null;
+    }
+
+    /** The embedded Python of the long-term memory, or {@code null} without one. */
+    public PythonSettings python() {
+        return python;
+    }
+
+    public String memoryJobId() {
+        return memoryJobId;
+    }
+
+    /** The Python {@code long-term-memory.*} options (a copy). */
+    public Map<String, Object> memoryConfig() {
+        return new HashMap<>(memoryConfig);
+    }
+
+    public int workers() {
+        return workers;
+    }
+
+    public long pollMillis() {
+        return pollMillis;
+    }
+}
