@@ -5,6 +5,12 @@
                                [--embedding-dims N] [--json] [--compact]
     flink-agents-ltm doctor [--config FILE | --config-env VAR] [--vector-store-file FILE]
                             [--embedding-dims N] [--check NAME ...]
+    flink-agents-ltm java-classpath [--lines]
+    flink-agents-ltm --version
+
+``java-classpath`` prints what a Java job needs on its class path in this install: the Java
+bridge's jar carried by the wheel, PyFlink's ``lib/*.jar`` and its ``opt/flink-python-*.jar``
+(Flink's Python support, with Pemja).
 
     flink-agents-ltm audit --job-id JOB [--key KEY | --erase-key KEY] [--file FILE]
                            [--config FILE | --config-env VAR]
@@ -38,6 +44,7 @@ integrations by name.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
 import os
@@ -49,6 +56,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from flink_agents_ltm import __version__
 from flink_agents_ltm import doctor as checks
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
@@ -366,6 +374,7 @@ def parser() -> argparse.ArgumentParser:
                f"read from --config FILE (keep it 0600), else from ${CONFIG_VARIABLE}. "
                "Secrets are never taken from the command line.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     erase = commands.add_parser(
         "erase-key", help="erase every memory set of one key of a job (right to be forgotten)",
@@ -456,7 +465,46 @@ def parser() -> argparse.ArgumentParser:
                              f"{DEFAULT_EMBEDDING_DIMS}, the default model's)")
     checks.add_arguments(doctor)
     doctor.set_defaults(run=run_doctor)
+    classpath = commands.add_parser(
+        "java-classpath", help="print the class path a Java job needs in this install (the "
+                               "bridge's jar and PyFlink's jars)",
+        description="Print the jars a Java job using the Java bridge needs, separated by "
+                    f"'{os.pathsep}' for java -cp: the bridge's jar carried by this install, "
+                    "PyFlink's lib/*.jar and opt/flink-python-*.jar (Flink's Python support "
+                    "with Pemja). Exit 0, or 2 naming what is missing (a wheel built without "
+                    "the jar: run 'make jar' in a checkout).",
+        epilog="Example: java -cp \"$(flink-agents-ltm java-classpath)\" "
+               "org.flinkagents.ltm.job.MemoryAgentJob --python \"$(command -v python)\" ...")
+    classpath.add_argument("--lines", action="store_true", help="one jar per line instead")
+    classpath.set_defaults(run=java_classpath)
     return top
+
+
+BRIDGE_JAR = Path(__file__).with_name("java") / "flink-agents-ltm-bridge.jar"
+
+
+def java_classpath_entries(bridge_jar: Path = BRIDGE_JAR) -> list[Path]:
+    """The jars a Java job of this install needs: the bridge's, PyFlink's ``lib/*.jar`` and
+    its ``opt/flink-python-*.jar``. A missing part is a :class:`UsageError` saying how to
+    get it."""
+    if not bridge_jar.is_file():
+        raise UsageError(f"no Java bridge jar at {bridge_jar}: this install was built without "
+                         "it; in a checkout run 'make jar' (or 'make dist' for a wheel with it)")
+    spec = importlib.util.find_spec("pyflink")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError("PyFlink is not installed in this Python (pip install apache-flink)")
+    pyflink = Path(next(iter(spec.submodule_search_locations)))
+    lib = sorted((pyflink / "lib").glob("*.jar"))
+    flink_python = sorted((pyflink / "opt").glob("flink-python-*.jar"))
+    if not lib or not flink_python:
+        raise UsageError(f"PyFlink at {pyflink} has no lib/*.jar or opt/flink-python-*.jar")
+    return [bridge_jar, *lib, *flink_python]
+
+
+def java_classpath(args: argparse.Namespace) -> int:
+    entries = java_classpath_entries()
+    print(("\n" if args.lines else os.pathsep).join(str(entry) for entry in entries))
+    return 0
 
 
 def run_doctor(args: argparse.Namespace) -> int:
