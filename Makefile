@@ -105,15 +105,16 @@ test-e2e: $(STAMP)  ## only the e2e tests (they start and stop their own servers
 .PHONY: jar dist docs
 
 BRIDGE_JAR := flink_agents_ltm/java/flink-agents-ltm-bridge.jar
+DIST ?= dist
 
 jar: $(STAMP)  ## build the Java bridge's jar offline (mvn -o, no tests) into the package: flink_agents_ltm/java/
 	cd java-bridge && mvn -o -q -B package -DskipTests
 	cp java-bridge/target/flink-agents-ltm-java-bridge-*.jar $(BRIDGE_JAR)
 
-dist: $(STAMP) jar  ## build the sdist and the wheel (with the bridge's jar) into dist/, checked by twine
-	rm -rf dist
-	$(PY) -m build --outdir dist .
-	$(VENV)/bin/twine check --strict dist/*
+dist: $(STAMP) jar  ## build the sdist and the wheel (with the bridge's jar) into dist/ (DIST=...), checked by twine
+	rm -rf $(DIST)
+	$(PY) -m build --outdir $(DIST) .
+	$(VENV)/bin/twine check --strict $(DIST)/*
 
 docs: $(STAMP)  ## build the documentation site (MkDocs, warnings are errors) into site/
 	$(VENV)/bin/mkdocs build --strict --site-dir site
