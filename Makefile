@@ -108,7 +108,8 @@ BRIDGE_JAR := flink_agents_ltm/java/flink-agents-ltm-bridge.jar
 DIST ?= dist
 
 jar: $(STAMP)  ## build the Java bridge's jar offline (mvn -o, no tests) into the package: flink_agents_ltm/java/
-	cd java-bridge && mvn -o -q -B package -DskipTests
+	cd java-bridge && mvn -o -q -B package -DskipTests \
+		-Dpython.site-packages="$$($(abspath $(PY)) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 	cp java-bridge/target/flink-agents-ltm-java-bridge-*.jar $(BRIDGE_JAR)
 
 dist: $(STAMP) jar  ## build the sdist and the wheel (with the bridge's jar) into dist/ (DIST=...), checked by twine
