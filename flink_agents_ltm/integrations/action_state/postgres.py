@@ -40,13 +40,16 @@ CREATE INDEX IF NOT EXISTS {TABLE}_done_at ON {TABLE} (job, done_at);
 
 
 def open_store(job_id: str, config: AgentsConfiguration) -> PostgresActionStateStore:
+    from flink_agents_ltm.integrations.mem0.backends import backend_for
+
     store = config.get(LongTermMemoryOptions.VECTOR_STORE)
-    if not isinstance(store, Mapping) or store.get("provider") != "pgvector":
+    connection = (backend_for(str(store.get("provider"))).connect(dict(store.get("config") or {}))
+                  if isinstance(store, Mapping) else None)  # the store's backend knows its server
+    if not isinstance(connection, PgvectorConnection):
         raise ValueError("the PostgreSQL action-state store needs the job's "
                          "long-term-memory.vector-store to be an inline pgvector store "
                          '({"provider": "pgvector", "config": {...}})')
-    return PostgresActionStateStore(PgvectorConnection.from_config(store.get("config") or {}),
-                                    job_id)
+    return PostgresActionStateStore(connection, job_id)
 
 
 class PostgresActionStateStore:
