@@ -16,6 +16,7 @@ import pytest
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.scope import mem0_id
+from tests.memory.contracts import NAMES, implementation
 
 MEM0_CALLS = ("add", "get", "get_all", "search", "delete", "delete_all", "update", "history")
 
@@ -87,3 +88,13 @@ def run_on_worker(fn):
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+@pytest.fixture(params=NAMES)
+def impl(request):
+    """A fresh, empty memory of every implementation of the contract in turn (the contract
+    tests' subject); pgvector on the session's server."""
+    pgvector = (request.getfixturevalue("pgvector_session")[0]
+                if request.param == "mem0-pgvector" else None)
+    with implementation(request.param, pgvector=pgvector) as found:
+        yield found

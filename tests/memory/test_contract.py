@@ -18,14 +18,6 @@ from tests.memory.contracts import NAMES, implementation
 UUID = "6b89d538-7623-4cc9-a347-8295408dd349"
 
 
-@pytest.fixture(params=NAMES)
-def impl(request):
-    pgvector = (request.getfixturevalue("pgvector_session")[0]
-                if request.param == "mem0-pgvector" else None)
-    with implementation(request.param, pgvector=pgvector) as found:
-        yield found
-
-
 def bound(ltm, key, set_name="notes", observation_id=None, suppressed=False):
     ltm.switch_context(key, observation_id, suppressed)
     return ltm.get_memory_set(set_name)

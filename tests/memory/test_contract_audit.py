@@ -16,7 +16,7 @@ from flink_agents_ltm.api.execution_environment import AgentsConfiguration, Agen
 from flink_agents_ltm.api.memory import LongTermMemoryError
 from flink_agents_ltm.api.memory.audit import MemoryAuditLog
 from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
-from tests.memory.contracts import NAMES, implementation
+from tests.memory.contracts import implementation
 
 SECRET_VALUE = "alice's card ends in 4242"
 SECRET_QUERY = "which card number does alice use"
@@ -29,14 +29,6 @@ class ManualClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture(params=NAMES)
-def impl(request):
-    pgvector = (request.getfixturevalue("pgvector_session")[0]
-                if request.param == "mem0-pgvector" else None)
-    with implementation(request.param, pgvector=pgvector) as found:
-        yield found
 
 
 @pytest.fixture

@@ -15,18 +15,10 @@ from flink_agents_ltm.bridge import to_python_memory_set
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.runtime.memory.in_memory_long_term_memory import InMemoryLongTermMemory
-from tests.memory.contracts import NAMES, implementation
+from tests.memory.contracts import implementation
 from tests.memory.test_mem0_rows import files_mentioning
 
 UUID = "6b89d538-7623-4cc9-a347-8295408dd349"
-
-
-@pytest.fixture(params=NAMES)
-def impl(request):
-    pgvector = (request.getfixturevalue("pgvector_session")[0]
-                if request.param == "mem0-pgvector" else None)
-    with implementation(request.param, pgvector=pgvector) as found:
-        yield found
 
 
 def bound(ltm, key, set_name="notes", observation_id=None, suppressed=False):
