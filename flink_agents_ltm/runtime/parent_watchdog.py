@@ -88,14 +88,16 @@ class ParentGuard:
     def __init__(self, pid: int, start_time: int):
         self.pid = pid
         self._start_time = start_time
-        self._poller: select.poll | None = None
+        self._pidfd: int | None = None
+        self._pollers = threading.local()  # a poll object serves one thread at a time
         try:
             pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
             return
         if _alive(pid, start_time):  # the pidfd is of the process we mean
-            self._poller = select.poll()
-            self._poller.register(pidfd, select.POLLIN)
+            self._pidfd = pidfd
+        else:
+            os.close(pidfd)
 
     @classmethod
     def of_parent(cls) -> ParentGuard:
@@ -104,9 +106,13 @@ class ParentGuard:
         return cls(pid, stat[1] if stat is not None else -1)
 
     def alive(self) -> bool:
-        if self._poller is not None:
-            return not self._poller.poll(0)  # readable once the process has exited
-        return _alive(self.pid, self._start_time)
+        if self._pidfd is None:
+            return _alive(self.pid, self._start_time)
+        poller = getattr(self._pollers, "poller", None)
+        if poller is None:  # this thread's own: one poll object polled by two threads at
+            poller = self._pollers.poller = select.poll()  # once raises RuntimeError
+            poller.register(self._pidfd, select.POLLIN)
+        return not poller.poll(0)  # readable once the process has exited
 
     def check(self) -> None:
         """Raise :class:`ParentGoneError` if the process is gone."""

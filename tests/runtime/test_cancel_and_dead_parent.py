@@ -218,3 +218,28 @@ def test_a_worker_whose_taskmanager_died_ends_before_its_next_durable_call(tmp_p
         if worker is not None and worker.poll() is None:
             worker.kill()
             worker.wait()
+
+
+def test_many_worker_threads_ask_at_once_whether_the_taskmanager_lives_without_an_error():
+    # Every durable call asks right before it starts, from its own worker thread; a process-
+    # mode job on pgvector failed its calls with "concurrent poll() invocation" when they
+    # shared one poll object.
+    from flink_agents_ltm.runtime.parent_watchdog import ParentGuard
+
+    guard = ParentGuard.of_parent()
+    errors: list[BaseException] = []
+    answers: list[bool] = []
+
+    def ask() -> None:
+        try:
+            answers.extend(guard.alive() for _ in range(20_000))
+        except BaseException as error:  # noqa: BLE001 - the test reports it
+            errors.append(error)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(answers) == 160_000 and all(answers)
