@@ -49,7 +49,7 @@ def test_two_python_workers_share_pgvector_and_every_key_reads_only_its_own_note
     assert set(rows) == {r["id"] for r in results}
     by_key = defaultdict(list)
     for payload in rows.values():
-        assert payload["user_id"] == "e2e-shared" and payload["run_id"] == "conversation"
+        assert payload["user_id"] == "e2e-shared" and payload["run_id"] == "notes"
         assert payload["data"].startswith(payload["agent_id"] + " "), payload
         by_key[payload["agent_id"]].append(payload["data"])
     assert {k: sorted(v) for k, v in by_key.items()} == {
