@@ -18,12 +18,12 @@ import atexit
 import os
 import shutil
 import statistics
-import sys
-import sysconfig
 import tempfile
 import time
 import uuid
 from pathlib import Path
+
+from bench._local_cluster import local_configuration
 
 LATENCY = 0.1
 KEYS = 64
@@ -50,7 +50,7 @@ def build_agent():
 
 
 def run(agent, store: str, keys: int, events_per_key: int, home: str) -> float:
-    from pyflink.common import Configuration, Types
+    from pyflink.common import Types
     from pyflink.datastream import StreamExecutionEnvironment
 
     from flink_agents_ltm.api.execution_environment import (
@@ -59,17 +59,7 @@ def run(agent, store: str, keys: int, events_per_key: int, home: str) -> float:
     )
     from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 
-    conf = Configuration()
-    for key, value in {
-        "python.execution-mode": "thread",
-        "python.pythonpath": os.pathsep.join([sysconfig.get_paths()["purelib"],
-                                              str(Path(__file__).resolve().parents[1])]),
-        "python.executable": sys.executable,
-        "python.client.executable": sys.executable,
-        "restart-strategy.type": "none",
-        "parallelism.default": "1",
-    }.items():
-        conf.set_string(key, value)
+    conf = local_configuration()
     env = StreamExecutionEnvironment.get_execution_environment(conf)
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     config = agents_env.get_config()

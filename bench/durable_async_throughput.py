@@ -16,11 +16,10 @@ import argparse
 import atexit
 import os
 import shutil
-import sys
-import sysconfig
 import tempfile
 import time
-from pathlib import Path
+
+from bench._local_cluster import local_configuration
 
 LATENCY = 0.1
 CAPACITY = 32
@@ -52,7 +51,7 @@ def build_agents():
 
 
 def run(agent, keys: int, events_per_key: int) -> float:
-    from pyflink.common import Configuration, Types
+    from pyflink.common import Types
     from pyflink.datastream import StreamExecutionEnvironment
 
     from flink_agents_ltm.api.execution_environment import (
@@ -60,17 +59,7 @@ def run(agent, keys: int, events_per_key: int) -> float:
         AgentsOptions,
     )
 
-    conf = Configuration()
-    for key, value in {
-        "python.execution-mode": "thread",
-        "python.pythonpath": os.pathsep.join([sysconfig.get_paths()["purelib"],
-                                              str(Path(__file__).resolve().parents[1])]),
-        "python.executable": sys.executable,
-        "python.client.executable": sys.executable,
-        "restart-strategy.type": "none",
-        "parallelism.default": "1",
-    }.items():
-        conf.set_string(key, value)
+    conf = local_configuration()
     env = StreamExecutionEnvironment.get_execution_environment(conf)
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     agents_env.get_config().set(AgentsOptions.ASYNC_CAPACITY, CAPACITY)
