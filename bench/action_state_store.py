@@ -1,14 +1,17 @@
-"""What the action-state store costs: throughput with ``agents.action-state.store`` off
-and ``sqlite``, side by side in one run.
+"""What the action-state store costs: throughput with ``agents.action-state.store`` off,
+``sqlite`` and PostgreSQL (the job's pgvector server), side by side in one run.
 
 An agent whose action awaits a 100 ms durable call, 64 keys in flight (capacity 64),
 on PyFlink's mini-cluster (thread mode, parallelism 1). Throughput is measured inside
 the job, from the first action start to the last action end. A second table times the
 store alone: the rows one durable call writes (started marker, result, step done) and
-the lookup a replay makes, in microseconds per call.
+the lookup a replay makes, in microseconds per call, on both stores.
 
     python -m bench.action_state_store [--keys 64] [--events-per-key 10] [--rounds 3]
-        [--store-calls 2000]
+        [--store-calls 2000] [--pgvector-config FILE]
+
+Without ``--pgvector-config`` (a file holding a pgvector VECTOR_STORE as JSON) the bench
+starts a PostgreSQL server of its own through ``scripts/pgvector-server``.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ import uuid
 from pathlib import Path
 
 from bench._local_cluster import local_configuration
+from bench.scoped_search import pgvector_server
 
 LATENCY = 0.1
 KEYS = 64
 EVENTS_PER_KEY = 10
-STORES = ("none", "sqlite")
+POSTGRES = "flink_agents_ltm.integrations.action_state.postgres:open_store"
+STORES = {"none": "none", "sqlite": "sqlite", "postgres": POSTGRES}
 
 
 def slow_call(started: float) -> tuple[float, float]:
@@ -49,7 +54,8 @@ def build_agent():
     return ParkingAgent
 
 
-def run(agent, store: str, keys: int, events_per_key: int, home: str) -> float:
+def run(agent, store: str, keys: int, events_per_key: int, home: str,
+        pgvector: dict) -> float:
     from pyflink.common import Types
     from pyflink.datastream import StreamExecutionEnvironment
 
@@ -67,6 +73,7 @@ def run(agent, store: str, keys: int, events_per_key: int, home: str) -> float:
     config.set(AgentsOptions.ACTION_STATE_STORE, store)
     config.set(AgentsOptions.JOB_ID, f"bench-{uuid.uuid4().hex[:8]}")
     config.set(LongTermMemoryOptions.BASE_DIR, home)
+    config.set(LongTermMemoryOptions.VECTOR_STORE, pgvector)  # the PostgreSQL store's server
     inputs = [(k, n) for n in range(events_per_key) for k in range(keys)]
     stream = env.from_collection(inputs, type_info=Types.TUPLE([Types.INT(), Types.INT()]))
     spans = list(agents_env.from_datastream(stream, key_selector=lambda r: r[0])
@@ -75,22 +82,34 @@ def run(agent, store: str, keys: int, events_per_key: int, home: str) -> float:
     return len(spans) / (max(end for _, end in spans) - min(start for start, _ in spans))
 
 
-def store_alone(calls: int, home: str) -> dict[str, float]:
-    """Microseconds per call of each store operation, on the SQLite store."""
+def open_alone(name: str, home: str, pgvector: dict):
+    from flink_agents_ltm.api.execution_environment import AgentsConfiguration
+    from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+    from flink_agents_ltm.integrations.action_state.postgres import open_store
+    from flink_agents_ltm.runtime.action_state.sqlite import SqliteActionStateStore
+
+    if name == "sqlite":
+        return SqliteActionStateStore(Path(home) / "alone" / "action-state.sqlite", "bench")
+    config = AgentsConfiguration()
+    config.set(LongTermMemoryOptions.VECTOR_STORE, pgvector)
+    return open_store(f"bench-{uuid.uuid4().hex[:8]}", config)
+
+
+def store_alone(name: str, calls: int, home: str, pgvector: dict) -> dict[str, float]:
+    """Microseconds per call of each store operation, on the store ``name``."""
     import cloudpickle
 
     from flink_agents_ltm.runtime.action_state.journal import ActionJournal
-    from flink_agents_ltm.runtime.action_state.sqlite import SqliteActionStateStore
 
-    store = SqliteActionStateStore(Path(home) / "alone" / "action-state.sqlite", "bench")
+    store = open_alone(name, home, pgvector)
     journal = ActionJournal(store, 0, checkpoints=True, retention_s=600)
     result = {"answer": "x" * 200}
     cloudpickle.dumps(result)
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    writers = [journal.start(f"k{n}#0#0", "call0", "bench.slow_call")[1]
-               for n in range(calls)]
-    timings["started marker"] = time.perf_counter() - started
+    writers = [journal.start(journal.run_of(f"k{n}", 0, "input"), f"k{n}#0#0", "call0",
+                             "bench.slow_call")[1] for n in range(calls)]
+    timings["run + started marker"] = time.perf_counter() - started
     started = time.perf_counter()
     for write in writers:
         write(result)
@@ -119,7 +138,14 @@ def main() -> int:
                         help="jobs per store, in alternating order; the median is shown")
     parser.add_argument("--store-calls", type=int, default=2000,
                         help="calls of the store-alone table")
+    parser.add_argument("--pgvector-config", metavar="FILE",
+                        help="a pgvector VECTOR_STORE as JSON (default: a server of its own)")
     args = parser.parse_args()
+    with pgvector_server(args.pgvector_config) as pgvector:
+        return measure(args, pgvector)
+
+
+def measure(args: argparse.Namespace, pgvector: dict) -> int:
     scratch = tempfile.mkdtemp(prefix="flink-agents-ltm-bench-")
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     os.environ.setdefault("JVM_ARGS", f"-Djava.io.tmpdir={scratch}")
@@ -129,18 +155,25 @@ def main() -> int:
     print(f"action awaits a {LATENCY * 1000:.0f} ms durable call; {args.keys} keys, capacity "
           f"{args.keys}; {args.events_per_key} events per key; thread mode, parallelism 1")
     runs: dict[str, list[float]] = {store: [] for store in STORES}
-    for round_ in range(args.rounds):  # alternating, so that a busy machine hits both
-        for store in STORES if round_ % 2 == 0 else STORES[::-1]:
-            runs[store].append(run(agent(), store, args.keys, args.events_per_key, scratch))
+    order = list(STORES)
+    for round_ in range(args.rounds):  # rotating, so that a busy machine hits each store
+        for store in order[round_ % len(order):] + order[:round_ % len(order)]:
+            runs[store].append(run(agent(), STORES[store], args.keys, args.events_per_key,
+                                   scratch, pgvector))
     rates = {store: statistics.median(values) for store, values in runs.items()}
     print(f"median of {args.rounds} job(s) per store")
-    print(f"{'ideal ev/s':>11} {'store off ev/s':>15} {'sqlite ev/s':>12} {'sqlite/off':>11}")
+    print(f"{'ideal ev/s':>11} {'store off ev/s':>15} {'sqlite ev/s':>12} {'postgres ev/s':>14}"
+          f" {'sqlite/off':>11} {'postgres/off':>13}")
     print(f"{ideal:>11.1f} {rates['none']:>15.1f} {rates['sqlite']:>12.1f} "
-          f"{rates['sqlite'] / rates['none']:>10.2f}x", flush=True)
-    print(f"\nthe SQLite store alone, {args.store_calls} calls")
-    print(f"{'operation':<16} {'us per call':>12}")
-    for name, micros in store_alone(args.store_calls, scratch).items():
-        print(f"{name:<16} {micros:>12.1f}")
+          f"{rates['postgres']:>14.1f} {rates['sqlite'] / rates['none']:>10.2f}x "
+          f"{rates['postgres'] / rates['none']:>12.2f}x", flush=True)
+    print(f"\neach store alone, {args.store_calls} calls, microseconds per call")
+    alone = {name: store_alone(name, args.store_calls, scratch, pgvector)
+             for name in ("sqlite", "postgres")}
+    print(f"{'operation':<16} {'sqlite':>10} {'postgres':>10}")
+    for operation in alone["sqlite"]:
+        print(f"{operation:<16} {alone['sqlite'][operation]:>10.1f} "
+              f"{alone['postgres'][operation]:>10.1f}")
     return 0
 
 

@@ -6,7 +6,10 @@ the embedded store) loses nothing, and its Python workers stop at once instead o
 The failover stream has late keys (e2e/jobs/stream_layout.py): their first input is held
 mid-action after its memory write, so the restored checkpoint likely holds some of them half
 done, and their second input comes only at the end, after the recovery (issue 19's
-overwrite); the store is checked row by row against the inputs."""
+overwrite); the store is checked row by row against the inputs. Every input also charges
+once (a side effect logged outside Flink, with a reconciler): with the action-state store on
+(PostgreSQL, process mode) no charge happens twice; without it, the charges that completed
+after the restored checkpoint happen again, and the test prints how many."""
 
 import json
 import shutil
@@ -39,12 +42,16 @@ def store_of(cluster, name):
     return store
 
 
-def job_args(scratch, store, job_id, mode, events, rate=400, late_keys=0, hold_ms=500):
+POSTGRES_ACTION_STATE = "flink_agents_ltm.integrations.action_state.postgres:open_store"
+
+
+def job_args(scratch, store, job_id, mode, events, rate=400, late_keys=0, hold_ms=500,
+             action_state="none"):
     """The counting job's ``flink run`` arguments; ``store`` ``None`` for the embedded store."""
     args = ["-py", JOB, "-pyfs", JOB_FOLDER, "--job-id", job_id, "--mode", mode,
             "--events", str(events), "--keys", str(KEYS), "--rate", str(rate),
             "--base-dir", str(scratch), "--late-keys", str(late_keys),
-            "--late-hold-ms", str(hold_ms)]
+            "--late-hold-ms", str(hold_ms), "--action-state-store", action_state]
     if store is not None:
         store_file = scratch / f"{job_id}-store.json"  # the password stays off command lines
         store_file.touch(mode=0o600)
@@ -192,16 +199,23 @@ class Failover:
     writers: list  # the killed processes that ran the agent's Python code
     written_by_the_dead: dict
     workers_gone_at: float
+    action_state: str  # the job's action-state store: "none" or PostgreSQL's
+    starts: list  # every logged call start: (call, n, pid, time)
+    killed_at: float  # when the kill of the TaskManager had been done
 
 
-@pytest.fixture(scope="module", params=[("process", "pgvector"), ("thread", "pgvector"),
-                                        ("process", "embedded")], ids="-".join)
+@pytest.fixture(scope="module", params=[("process", "pgvector", POSTGRES_ACTION_STATE),
+                                        ("thread", "pgvector", "none"),
+                                        ("process", "embedded", "none")],
+                ids=lambda p: f"{p[0]}-{p[1]}-{'store' if p[2] != 'none' else 'no-store'}")
 def failover(cluster, request):
     """A job of 1024 events whose agent's TaskManager is killed with SIGKILL after 200
     results; the job recovers on the other TaskManager. In process mode the agent's Python
     code runs in the TaskManager's Python workers, in thread mode inside its JVM; the
-    embedded store is one SQLite file that the workers of both TaskManagers share."""
-    (mode, store_kind), events = request.param, 1024
+    embedded store is one SQLite file that the workers of both TaskManagers share. The
+    process-mode pgvector job writes durable results ahead to the action-state store on the
+    same PostgreSQL server."""
+    (mode, store_kind, action_state), events = request.param, 1024
     late = late_inputs(events, LATE_KEYS)
     job_id = f"failover-{mode}-{store_kind}"
     store = store_of(cluster, job_id.replace("-", "_")) if store_kind == "pgvector" else None
@@ -223,7 +237,7 @@ def failover(cluster, request):
         cleanup.enter_context(cluster.cancelling_new_jobs())
         client = cluster.popen(
             cluster.command(*job_args(scratch, store, job_id, mode, events, rate,
-                                      LATE_KEYS, hold_ms)),
+                                      LATE_KEYS, hold_ms, action_state)),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         output = ClientOutput(client)
         victim = None
@@ -234,6 +248,7 @@ def failover(cluster, request):
             victim = a_taskmanager_running_the_agent(cluster)
             run_script("flink-cluster", "kill-taskmanager", "--dir", str(cluster.folder),
                        str(victim["id"]))
+            killed_at = time.time()
 
             writers = victim["workers"] if mode == "process" else [victim["pid"]]
             assert writers, f"no Python worker found for the victim {victim}"
@@ -249,7 +264,7 @@ def failover(cluster, request):
 
             out, err = output.finish(timeout=900)
             rows = stored_rows()
-            calls = calls_of(scratch / "calls.log")
+            starts = starts_of(scratch / "calls.log")
         finally:
             if client.poll() is None:
                 client.send_signal(signal.SIGTERM)
@@ -258,16 +273,18 @@ def failover(cluster, request):
                 run_script("flink-cluster", "restart-taskmanager", "--dir", str(cluster.folder),
                            str(victim["id"]), timeout=240)
     assert client.returncode == 0, cluster.summary(out, err, client.returncode)
+    calls = Counter((call, n) for call, n, _, _ in starts)
     return Failover(events, late, calls, results_of(out), rows, writers, written_by_the_dead,
-                    workers_gone_at)
+                    workers_gone_at, action_state, starts, killed_at)
 
 
-def calls_of(log):
-    """``(call, n) -> runs`` from the job's calls.log (lines ``call key n pid``)."""
+def starts_of(log):
+    """``[(call, n, pid, time)]``, one per call start, from the job's calls.log (lines
+    ``call key n pid time``)."""
     if not log.exists():
-        return Counter()
-    return Counter((call, int(n)) for call, _, n, _ in
-                   (line.split() for line in log.read_text().splitlines()))
+        return []
+    return [(call, int(n), int(pid), float(at)) for call, _, n, pid, at in
+            (line.split() for line in log.read_text().splitlines())]
 
 
 def caught_mid_action(failover):
@@ -317,3 +334,25 @@ def test_the_killed_taskmanagers_workers_stop_and_write_nothing_after(failover):
 def test_after_a_taskmanager_kill_every_input_has_exactly_one_output(failover):
     check_exactly_one_output_per_input_and_exact_counters(failover.results, failover.events,
                                                           failover.late)
+
+
+def test_every_input_is_charged_and_with_the_action_state_store_on_none_twice(failover):
+    charges = Counter(n for call, n, _, _ in failover.starts if call == "charge")
+    never = sorted(set(range(failover.events)) - set(charges))
+    assert not never, f"{len(never)} input(s) never charged: {named(never, failover.late)}"
+    twice = sorted(n for n, times in charges.items() if times > 1)
+    if failover.action_state == "none":  # the baseline: what the store is there to prevent
+        print(f"without the action-state store, {len(twice)} of {failover.events} charges "
+              f"happened twice: {named(twice, failover.late)}")
+        return
+    assert not twice, (f"{len(twice)} charge(s) happened twice with the action-state store "
+                       f"on: {named(twice, failover.late)}")
+
+
+def test_the_killed_taskmanagers_workers_start_no_call_after_the_kill(failover):
+    late_starts = [(call, n, round(at - failover.killed_at, 3))
+                   for call, n, pid, at in failover.starts
+                   if pid in failover.writers and at > failover.killed_at]
+    assert not late_starts, (f"{len(late_starts)} call(s) started by the killed "
+                             f"TaskManager's workers after the kill (call, n, s after): "
+                             f"{late_starts[:12]}")

@@ -6,7 +6,8 @@
 The source is a NumberSequenceSource slowed by a Python map to about ``--rate`` events per
 second; input n goes to key ``k{n % keys}``, or with ``--late-keys`` to one of the late keys
 of ``stream_layout`` (whose first input holds ``--late-hold-ms`` after its memory write,
-its calls logged in ``<base-dir>/calls.log``). Prints one ``RESULT {json}`` line per output
+its calls logged in ``<base-dir>/calls.log``); with ``--base-dir`` every input is charged
+once, a line in that log (the test's external counter). Prints one ``RESULT {json}`` line per output
 (exactly once per input, checkpointing on, as the results arrive) and ``DONE`` at the end.
 Without ``--vector-store-file`` the memory is the embedded store under ``--base-dir``.
 """
@@ -50,6 +51,8 @@ def main() -> None:
     parser.add_argument("--base-dir", help="LongTermMemoryOptions.BASE_DIR")
     parser.add_argument("--late-keys", type=int, default=0,
                         help="keys with two inputs, the first mid-stream, the second at the end")
+    parser.add_argument("--action-state-store", default="none",
+                        help="AgentsOptions.ACTION_STATE_STORE (none, sqlite, module:callable)")
     parser.add_argument("--late-hold-ms", type=int, default=500,
                         help="how long a late key's first input stays mid-action after its add")
     args = parser.parse_args()
@@ -73,6 +76,7 @@ def main() -> None:
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     agents = agents_env.get_config()
     agents.set(AgentsOptions.JOB_ID, args.job_id)
+    agents.set(AgentsOptions.ACTION_STATE_STORE, args.action_state_store)
     if args.vector_store_file:
         with open(args.vector_store_file) as store:
             agents.set(LongTermMemoryOptions.VECTOR_STORE, json.load(store))

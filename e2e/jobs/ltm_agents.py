@@ -43,12 +43,33 @@ class NoteTakingAgent(Agent):
 
 
 def log_call(log_dir, name, key, n):
-    """A line ``name key n pid`` in ``<log_dir>/calls.log`` (0600): the failover test
-    counts how often each late key's first input ran its calls."""
+    """A line ``name key n pid time`` in ``<log_dir>/calls.log`` (0600), written when the
+    call starts: the failover test counts how often each input ran its calls, and which
+    process started them when."""
     fd = os.open(os.path.join(log_dir, "calls.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
                  0o600)
     with os.fdopen(fd, "a") as log:
-        log.write(f"{name} {key} {n} {os.getpid()}\n")
+        log.write(f"{name} {key} {n} {os.getpid()} {time.time():.6f}\n")
+
+
+def charge(log_dir, key, n):
+    """On a worker thread: the side effect that must happen once per input (an e-mail, a
+    payment): one ``charge`` line in ``calls.log``, the external counter of the test."""
+    log_call(log_dir, "charge", key, n)
+    return n
+
+
+def charged(log_dir, key, n):
+    """:func:`charge`'s reconciler: after a crash mid-call, did the charge of (key, n)
+    happen? Its result if so, else call again."""
+    from flink_agents_ltm.api.runner_context import CALL_AGAIN
+
+    try:
+        with open(os.path.join(log_dir, "calls.log")) as log:
+            done = any(line.startswith(f"charge {key} {n} ") for line in log)
+    except FileNotFoundError:
+        done = False
+    return n if done else CALL_AGAIN
 
 
 def remember(events, key, n, log_dir=None):
@@ -79,10 +100,11 @@ def hold(log_dir, key, n, seconds):
 
 
 class CountingAgent(Agent):
-    """Counts its key's inputs in short-term memory and remembers each in long-term memory;
-    one output per input: ``{"key", "n", "count", "id", "pid"}``. An input is ``(key, n,
-    hold_s, log_dir)``: with ``hold_s``, the action then holds that long (:func:`hold`), and
-    both its calls are logged in ``log_dir``."""
+    """Counts its key's inputs in short-term memory, charges each once (:func:`charge`, with
+    its reconciler) and remembers each in long-term memory; one output per input: ``{"key",
+    "n", "count", "id", "pid"}``. An input is ``(key, n, hold_s, log_dir)``: with
+    ``log_dir``, every input is charged there; with ``hold_s``, the action then holds that
+    long (:func:`hold`), and its calls are logged too."""
 
     @embedding_model_setup
     def hashing():
@@ -93,6 +115,9 @@ class CountingAgent(Agent):
         key, n, hold_s, log_dir = event.input
         count = (ctx.short_term_memory.get("count") or 0) + 1
         ctx.short_term_memory.set("count", count)
+        if log_dir:
+            await ctx.durable_execute_async(charge, log_dir, key, n,
+                                            reconciler=lambda: charged(log_dir, key, n))
         events = ctx.long_term_memory.get_memory_set("events")
         item_id = await ctx.durable_execute_async(remember, events, key, n,
                                                   log_dir if hold_s else None)

@@ -77,7 +77,12 @@ from flink_agents_ltm.runtime.action_driver import (
     ActionExecution,
     StepFailed,
 )
-from flink_agents_ltm.runtime.action_state.journal import ActionJournal, StepJournal
+from flink_agents_ltm.runtime.action_state.journal import (
+    ActionJournal,
+    StepJournal,
+    input_fingerprint,
+)
+from flink_agents_ltm.runtime.action_state.store import RunTag
 from flink_agents_ltm.runtime.durable import recordable
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
@@ -127,6 +132,7 @@ class _Run:
     step_index: int = 0
     execution: ActionExecution | None = None
     stored: bool = False  # its record is in keyed state
+    journal_tag: RunTag | None = None  # the action-state store's run, found on first use
 
 
 @dataclass
@@ -464,7 +470,9 @@ class KeyedRunEngine:
         observation_id = f"{work.key}#{run.seq}#{run.step_index}"
         step = Step(run.record.calls, self._count_replay,
                     lambda: self._memory.stored_items(observation_id))
-        journal = None if self._journal is None else StepJournal(self._journal, observation_id)
+        journal = (None if self._journal is None else
+                   StepJournal(self._journal, lambda: self._journal_tag(work.key, run),
+                               run.step_index))
         sensory = KeyedMemoryStore(_SensoryLayer(run.record), self._check, "sensory memory")
         short_term = KeyedMemoryStore(_ShortTermLayer(self._states.short_term, run.record),
                                       self._check, "short-term memory")
@@ -476,6 +484,15 @@ class KeyedRunEngine:
         return ActionExecution(action, event, ctx, step, observation_id,
                                isinstance(event, MemoryEvent), sensory, short_term,
                                journal=journal)
+
+    def _journal_tag(self, key: Any, run: _Run) -> RunTag:
+        """The store's run for ``run``'s input: after a recovery the key's inputs may
+        arrive in another order, so its rows are found by the input, not by its place."""
+        if run.journal_tag is None:
+            assert self._journal is not None
+            run.journal_tag = self._journal.run_of(str(key), run.seq,
+                                                   input_fingerprint(run.value))
+        return run.journal_tag
 
     def _complete_step(self, work: _KeyWork) -> None:
         run = work.run

@@ -28,8 +28,8 @@ BENCHES: dict[str, tuple[list[str], str]] = {
                       "bytes per key"),
     "durable_async_throughput": (["--keys", "2", "--events-per-key", "2"], "parking ev/s"),
     "action_state_store": (["--keys", "2", "--events-per-key", "2", "--rounds", "1",
-                            "--store-calls", "5"],
-                           "sqlite/off"),
+                            "--store-calls", "5", "--pgvector-config", PGVECTOR],
+                           "postgres/off"),
     "ltm_overhead": (["--ops", "2", "--embedder", "hashing"], "raw Mem0 (ms)"),
     "vector_store_overhead[qdrant]": (
         ["--store", "qdrant", "--rounds", "2", "--batch", "4", "--queries", "1",

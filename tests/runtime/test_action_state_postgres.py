@@ -14,6 +14,7 @@ from runtime.test_action_state_store import (
     crash_mid_call,
     finish,
     harness,
+    replayed_in_another_order,
     sent,
 )
 
@@ -49,6 +50,15 @@ def test_a_call_killed_after_its_effect_asks_its_reconciler_with_the_postgres_st
     restored = crash_mid_call(ReconcilingMailAgent(), config, effect_happened=True)
     assert sent == [1]
     assert restored.outputs == [("a", "sent #1")]
+
+
+def test_identical_and_other_inputs_replayed_in_another_order_read_their_own_postgres_rows(
+        config):
+    restored = replayed_in_another_order(MailAgent(), config, [("a", 1), ("a", 2), ("a", 1)],
+                                         [("a", 2), ("a", 1), ("a", 3), ("a", 1)])
+    assert restored.outputs == [("a", "sent #2"), ("a", "sent #1"), ("a", "sent #3"),
+                                ("a", "sent #1")]
+    assert sent == [1, 2, 1, 3]
 
 
 def test_a_completed_checkpoint_prunes_the_postgres_rows_it_covers(config):

@@ -146,6 +146,60 @@ def test_a_later_input_of_the_key_is_not_answered_by_an_earlier_inputs_result(co
     assert run.outputs == [("a", "sent #1"), ("a", "sent #2")]
 
 
+def replayed_in_another_order(agent, config, before, after):
+    """Inputs ``before`` run and end after a snapshot; the process dies; the restored job
+    receives them again in the order ``after`` (two upstream subtasks interleave anew)."""
+    first = harness(agent, config, sync=True)
+    snapshot = first.snapshot()
+    for value in before:
+        first.process_element(value)
+    first.close()
+    restored = AgentHarness.restore(snapshot, agent, key_selector=lambda r: r[0],
+                                    config=config, sync=True)
+    for value in after:
+        restored.process_element(value)
+    restored.close()
+    return restored
+
+
+def test_inputs_replayed_in_another_order_each_read_their_own_result(config):
+    restored = replayed_in_another_order(MailAgent(), config, [("a", 1), ("a", 2)],
+                                         [("a", 2), ("a", 1)])
+    assert restored.outputs == [("a", "sent #2"), ("a", "sent #1")]
+    assert sent == [1, 2]
+
+
+def test_a_new_input_in_a_replayed_inputs_place_runs_and_leaves_that_inputs_result(config):
+    # input 2 never comes back (the source moved on); input 3 takes its place in the key's
+    # sequence, then input 2 arrives after all
+    restored = replayed_in_another_order(MailAgent(), config, [("a", 1), ("a", 2)],
+                                         [("a", 1), ("a", 3), ("a", 2)])
+    assert restored.outputs == [("a", "sent #1"), ("a", "sent #3"), ("a", "sent #2")]
+    assert sent == [1, 2, 3]
+
+
+def test_identical_inputs_replayed_each_take_one_result_of_their_kind(config):
+    restored = replayed_in_another_order(MailAgent(), config, [("a", 1), ("a", 2), ("a", 1)],
+                                         [("a", 2), ("a", 1), ("a", 1)])
+    assert restored.outputs == [("a", "sent #2"), ("a", "sent #1"), ("a", "sent #1")]
+    assert sent == [1, 2, 1]
+
+
+def test_an_input_again_after_the_restored_checkpoint_is_not_answered_by_its_earlier_run(
+        config):
+    # ("a", 1) ran before the snapshot (covered by it); the same input again afterwards is a
+    # new input, not a replay: its call runs
+    first = harness(MailAgent(), config, sync=True)
+    first.process_element(("a", 1))
+    snapshot = first.snapshot()
+    first.close()
+    restored = AgentHarness.restore(snapshot, MailAgent(), key_selector=lambda r: r[0],
+                                    config=config, sync=True)
+    restored.process_element(("a", 1))
+    restored.close()
+    assert sent == [1, 1]
+
+
 def test_a_fresh_start_of_the_job_calls_again_instead_of_reading_an_earlier_runs_results(config):
     for _ in range(2):
         run = harness(MailAgent(), config, sync=True)
@@ -271,8 +325,8 @@ def test_without_checkpoint_notifications_rows_go_after_the_retention(tmp_path):
     store = SqliteActionStateStore(tmp_path / FILE_NAME, "job")
     journal = ActionJournal(store, 0, checkpoints=False, retention_s=60,
                             wall_clock=lambda: now[0])
-    for observation in ("a#0#0", "b#0#0"):
-        journal.start(observation, "call0", "send")
+    for key in ("a", "b"):
+        journal.start(journal.run_of(key, 0, "input"), f"{key}#0#0", "call0", "send")
     journal.step_done("a#0#0")
     now[0] += 61
     journal.step_done("b#0#0")  # prunes what ended more than 60 s ago

@@ -17,9 +17,9 @@ from typing import Any
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
-from flink_agents_ltm.runtime.action_state.store import Lookup
+from flink_agents_ltm.runtime.action_state.store import Lookup, RunTag
 
-TABLE = "ltm_action_state"
+TABLE = "ltm_action_state_v2"  # v2: rows name the input they serve (v1 stays, unread)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
     job TEXT NOT NULL,
@@ -32,10 +32,17 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     owner TEXT,
     done_mark BIGINT,
     done_at DOUBLE PRECISION,
+    input_key TEXT NOT NULL,
+    run TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    claim TEXT,
     PRIMARY KEY (job, observation, position)
 );
 CREATE INDEX IF NOT EXISTS {TABLE}_done ON {TABLE} (job, owner, done_mark);
 CREATE INDEX IF NOT EXISTS {TABLE}_done_at ON {TABLE} (job, done_at);
+CREATE INDEX IF NOT EXISTS {TABLE}_run ON {TABLE} (job, run);
+CREATE INDEX IF NOT EXISTS {TABLE}_input ON {TABLE} (job, input_key, fingerprint, seq);
 """
 
 
@@ -67,12 +74,16 @@ class PostgresActionStateStore:
             return cursor.fetchone() if fetch else cursor.rowcount
 
     def started(self, subtask: int, observation: str, position: str, name: str,
-                token: str) -> None:
-        self._run(f"INSERT INTO {TABLE} (job, observation, position, subtask, name, token) "
-                  "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (job, observation, position) "
+                token: str, tag: RunTag, claim: str) -> None:
+        self._run(f"INSERT INTO {TABLE} (job, observation, position, subtask, name, token, "
+                  "input_key, run, seq, fingerprint, claim) VALUES (%s, %s, %s, %s, %s, %s, "
+                  "%s, %s, %s, %s, %s) ON CONFLICT (job, observation, position) "
                   "DO UPDATE SET subtask = EXCLUDED.subtask, name = EXCLUDED.name, token = "
                   "EXCLUDED.token, result = NULL, owner = NULL, done_mark = NULL, "
-                  "done_at = NULL", self._job, observation, position, subtask, name, token)
+                  "done_at = NULL, input_key = EXCLUDED.input_key, run = EXCLUDED.run, "
+                  "seq = EXCLUDED.seq, fingerprint = EXCLUDED.fingerprint, "
+                  "claim = EXCLUDED.claim", self._job, observation, position, subtask, name,
+                  token, tag.key, tag.run, tag.seq, tag.fingerprint, claim)
 
     def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
         from psycopg2 import Binary
@@ -87,6 +98,23 @@ class PostgresActionStateStore:
         if row is None:
             return None
         return Lookup(row[0], None if row[1] is None else bytes(row[1]))
+
+    def run_state(self, run: str) -> tuple[str, str | None] | None:
+        row = self._run(f"SELECT fingerprint, claim FROM {TABLE} WHERE job = %s AND run = %s "
+                        "LIMIT 1", self._job, run, fetch=True)
+        return None if row is None else (row[0], row[1])
+
+    def runs_of(self, key: str, fingerprint: str, min_seq: int, owner: str) -> list[str]:
+        with self._lock, self._db.cursor() as cursor:
+            cursor.execute(f"SELECT run, MIN(seq) FROM {TABLE} WHERE job = %s AND input_key = "
+                           "%s AND fingerprint = %s AND seq >= %s AND claim IS DISTINCT FROM "
+                           "%s GROUP BY run ORDER BY MIN(seq), run",
+                           (self._job, key, fingerprint, min_seq, owner))
+            return [row[0] for row in cursor.fetchall()]
+
+    def claim(self, run: str, owner: str) -> None:
+        self._run(f"UPDATE {TABLE} SET claim = %s WHERE job = %s AND run = %s", owner,
+                  self._job, run)
 
     def step_done(self, observation: str, owner: str, mark: int, at: float) -> None:
         self._run(f"UPDATE {TABLE} SET owner = %s, done_mark = %s, done_at = %s WHERE job = %s "

@@ -10,6 +10,7 @@ no checkpoint): rows are pruned ``retention_s`` after their step ended.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import uuid
@@ -19,7 +20,11 @@ from typing import Any
 import cloudpickle
 
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
-from flink_agents_ltm.runtime.action_state.store import ActionStateStore, open_action_state_store
+from flink_agents_ltm.runtime.action_state.store import (
+    ActionStateStore,
+    RunTag,
+    open_action_state_store,
+)
 from flink_agents_ltm.runtime.durable import NonDeterministicReplayError
 
 MISSING = "missing"  # the store holds nothing for the call
@@ -42,6 +47,30 @@ class ActionJournal:
         self._wall = wall_clock
         self._last_checkpoint = 0
         self._next_prune = 0.0
+        # per key, the earliest place in its sequence run in this process: rows at earlier
+        # places belong to inputs the restored checkpoint covers, never to a replay
+        self._first_seq: dict[str, int] = {}
+
+    # ---- runs
+
+    def run_of(self, key: str, seq: int, fingerprint: str) -> RunTag:
+        """The run whose rows serve the input (``fingerprint``) at place ``seq`` of ``key``,
+        claimed for this process. Its own place if its rows are there (the input arrived
+        where it did before the failure) or nothing is; else the earliest unclaimed run of
+        the same input since the key's first run here (it arrived elsewhere before the
+        failure); else a new run beside the other input's rows at its place."""
+        min_seq = self._first_seq.setdefault(key, seq)
+        place = f"{key}#{seq}"
+        state = self.store.run_state(place)
+        if state is not None and state == (fingerprint, state[1]) and state[1] != self._owner:
+            run = place
+        else:
+            earlier = self.store.runs_of(key, fingerprint, min_seq, self._owner)
+            run = (earlier[0] if earlier else place if state is None
+                   else f"{place}.{self._owner[:12]}")
+        if run != place or (state is not None and state[1] != self._owner):
+            self.store.claim(run, self._owner)
+        return RunTag(key, run, seq, fingerprint)
 
     # ---- calls
 
@@ -59,12 +88,13 @@ class ActionJournal:
             return STARTED, None
         return RESULT, cloudpickle.loads(found.result)
 
-    def start(self, observation: str, position: str, name: str) -> tuple[str, Callable[[Any],
-                                                                                       None]]:
+    def start(self, tag: RunTag, observation: str, position: str,
+              name: str) -> tuple[str, Callable[[Any], None]]:
         """Write the started marker; answers its token and the writer of the result
         (called on the thread that ran the call, before the action goes on)."""
         token = uuid.uuid4().hex
-        self.store.started(self._subtask, observation, position, name, token)
+        self.store.started(self._subtask, observation, position, name, token, tag,
+                           self._owner)
 
         def write_result(result: Any) -> None:
             try:
@@ -116,15 +146,30 @@ def open_journal(config: AgentsConfiguration, subtask: int, *, fresh: bool,
                          retention_s=config.get(AgentsOptions.ACTION_STATE_RETENTION_MS) / 1000)
 
 
-class StepJournal:
-    """The journal seen by one step (one observation id); ``used``: the step wrote or
-    read a row, so its key keeps its input counter (observation ids are never reused
-    while rows may answer them) and its rows are marked done when it ends."""
+def input_fingerprint(value: Any) -> str:
+    """What identifies an input across a recovery: a digest of its pickled value."""
+    try:
+        payload = cloudpickle.dumps(value)
+    except Exception:  # noqa: BLE001 - an input Flink delivered pickles; repr otherwise
+        payload = repr(value).encode("utf-8", "replace")
+    return hashlib.sha256(payload).hexdigest()[:32]
 
-    def __init__(self, journal: ActionJournal, observation: str):
+
+class StepJournal:
+    """The journal seen by one step (step ``step`` of a run, whose :class:`RunTag`
+    ``run_tag()`` finds on first use); ``used``: the step wrote or read a row, so its
+    key keeps its input counter (observation ids are never reused while rows may answer
+    them) and its rows are marked done when it ends."""
+
+    def __init__(self, journal: ActionJournal, run_tag: Callable[[], RunTag], step: int):
         self._journal = journal
-        self.observation = observation
+        self._run_tag = run_tag
+        self._step = step
         self.used = False
+
+    @property
+    def observation(self) -> str:
+        return f"{self._run_tag().run}#{self._step}"
 
     def replay(self, position: str, name: str) -> tuple[str, Any]:
         state, value = self._journal.replay(self.observation, position, name)
@@ -139,7 +184,7 @@ class StepJournal:
 
     def start(self, position: str, name: str) -> tuple[str, Callable[[Any], None]]:
         self.used = True
-        return self._journal.start(self.observation, position, name)
+        return self._journal.start(self._run_tag(), self.observation, position, name)
 
 
     def done(self) -> None:

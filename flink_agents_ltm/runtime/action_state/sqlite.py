@@ -18,14 +18,16 @@ from pathlib import Path
 
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
-from flink_agents_ltm.runtime.action_state.store import Lookup
+from flink_agents_ltm.runtime.action_state.store import Lookup, RunTag
 
 FILE_NAME = "action-state.sqlite"
 HOME_VARIABLE = "FLINK_AGENTS_LTM_HOME"
 _LONGEST_FILE_NAME = 255
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS durable_calls (
+# v2: rows name the input they serve (a file of v1 keeps its old table, unread)
+TABLE = "durable_calls_v2"
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
     job TEXT NOT NULL,
     observation TEXT NOT NULL,
     position TEXT NOT NULL,
@@ -36,10 +38,17 @@ CREATE TABLE IF NOT EXISTS durable_calls (
     owner TEXT,
     done_mark INTEGER,
     done_at REAL,
+    input_key TEXT NOT NULL,
+    run TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    claim TEXT,
     PRIMARY KEY (job, observation, position)
 );
-CREATE INDEX IF NOT EXISTS durable_calls_done ON durable_calls (job, owner, done_mark);
-CREATE INDEX IF NOT EXISTS durable_calls_done_at ON durable_calls (job, done_at);
+CREATE INDEX IF NOT EXISTS {TABLE}_done ON {TABLE} (job, owner, done_mark);
+CREATE INDEX IF NOT EXISTS {TABLE}_done_at ON {TABLE} (job, done_at);
+CREATE INDEX IF NOT EXISTS {TABLE}_run ON {TABLE} (job, run);
+CREATE INDEX IF NOT EXISTS {TABLE}_input ON {TABLE} (job, input_key, fingerprint, seq);
 """
 
 
@@ -83,41 +92,59 @@ class SqliteActionStateStore:
             return self._db.execute(sql, params)
 
     def started(self, subtask: int, observation: str, position: str, name: str,
-                token: str) -> None:
-        self._run("INSERT OR REPLACE INTO durable_calls (job, observation, position, subtask, "
-                  "name, token) VALUES (?, ?, ?, ?, ?, ?)",
-                  self._job, observation, position, subtask, name, token)
+                token: str, tag: RunTag, claim: str) -> None:
+        self._run(f"INSERT OR REPLACE INTO {TABLE} (job, observation, position, subtask, "
+                  "name, token, input_key, run, seq, fingerprint, claim) VALUES "
+                  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  self._job, observation, position, subtask, name, token, tag.key, tag.run,
+                  tag.seq, tag.fingerprint, claim)
 
     def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
-        self._run("UPDATE durable_calls SET result = ? WHERE job = ? AND observation = ? "
+        self._run(f"UPDATE {TABLE} SET result = ? WHERE job = ? AND observation = ? "
                   "AND position = ? AND token = ?", result, self._job, observation, position,
                   token)
 
 
     def lookup(self, observation: str, position: str) -> Lookup | None:
-        row = self._run("SELECT name, result FROM durable_calls WHERE job = ? AND "
+        row = self._run(f"SELECT name, result FROM {TABLE} WHERE job = ? AND "
                         "observation = ? AND position = ?", self._job, observation,
                         position).fetchone()
         return None if row is None else Lookup(row[0], row[1])
 
+    def run_state(self, run: str) -> tuple[str, str | None] | None:
+        row = self._run(f"SELECT fingerprint, claim FROM {TABLE} WHERE job = ? AND run = ? "
+                        "LIMIT 1", self._job, run).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def runs_of(self, key: str, fingerprint: str, min_seq: int, owner: str) -> list[str]:
+        rows = self._run(f"SELECT run, MIN(seq) FROM {TABLE} WHERE job = ? AND input_key = ? "
+                         "AND fingerprint = ? AND seq >= ? AND (claim IS NULL OR claim != ?) "
+                         "GROUP BY run ORDER BY MIN(seq), run", self._job, key, fingerprint,
+                         min_seq, owner).fetchall()
+        return [row[0] for row in rows]
+
+    def claim(self, run: str, owner: str) -> None:
+        self._run(f"UPDATE {TABLE} SET claim = ? WHERE job = ? AND run = ?", owner, self._job,
+                  run)
+
     def step_done(self, observation: str, owner: str, mark: int, at: float) -> None:
-        self._run("UPDATE durable_calls SET owner = ?, done_mark = ?, done_at = ? WHERE "
+        self._run(f"UPDATE {TABLE} SET owner = ?, done_mark = ?, done_at = ? WHERE "
                   "job = ? AND observation = ?", owner, mark, at, self._job, observation)
 
     def prune(self, owner: str, mark: int) -> int:
-        return self._run("DELETE FROM durable_calls WHERE job = ? AND owner = ? AND "
+        return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND owner = ? AND "
                          "done_mark <= ?", self._job, owner, mark).rowcount
 
     def prune_older(self, at: float) -> int:
-        return self._run("DELETE FROM durable_calls WHERE job = ? AND done_at < ?",
+        return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND done_at < ?",
                          self._job, at).rowcount
 
     def clear_subtask(self, subtask: int) -> int:
-        return self._run("DELETE FROM durable_calls WHERE job = ? AND subtask = ?",
+        return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND subtask = ?",
                          self._job, subtask).rowcount
 
     def row_count(self) -> int:
-        return int(self._run("SELECT COUNT(*) FROM durable_calls WHERE job = ?",
+        return int(self._run(f"SELECT COUNT(*) FROM {TABLE} WHERE job = ?",
                              self._job).fetchone()[0])
 
     def close(self) -> None:

@@ -5,6 +5,15 @@ call's name, a token (one per start, so that a late result of an abandoned
 attempt never lands on a later call), its pickled result once it returned, and a
 *done mark* once its step ended. Only the engine reads results; nothing here logs
 a result or an argument.
+
+An observation is ``<run>#<step>``; a row also names the input it serves
+(:class:`RunTag`: the key, the run, the run's place in the key's sequence and a
+fingerprint of its input) and which process *claimed* the run. After a recovery
+the inputs of a key may arrive in another order than before the failure (two
+upstream subtasks interleave anew), so a run's place in the sequence does not say
+which input it is: the engine finds a replayed input's rows by its fingerprint
+(:meth:`ActionStateStore.runs_of`) and claims them, so that no other input reads
+them.
 """
 
 from __future__ import annotations
@@ -15,6 +24,18 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration
+
+
+@dataclass(frozen=True)
+class RunTag:
+    """Which input a run's rows serve: the key, the run id the rows are under
+    (``key#seq``, or an alias when another input's rows hold that place), the run's
+    place in the key's sequence, and the fingerprint of its input."""
+
+    key: str
+    run: str
+    seq: int
+    fingerprint: str
 
 
 @dataclass(frozen=True)
@@ -31,14 +52,25 @@ class ActionStateStore(Protocol):
     mailbox thread."""
 
     def started(self, subtask: int, observation: str, position: str, name: str,
-                token: str) -> None:
-        """Record that the call is about to run (replaces an earlier row of the position)."""
+                token: str, tag: RunTag, claim: str) -> None:
+        """Record that the call is about to run (replaces an earlier row of the position),
+        for the input ``tag`` names, claimed by ``claim``."""
 
     def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
         """Record the call's result, if the row is still this attempt's (``token``)."""
 
 
     def lookup(self, observation: str, position: str) -> Lookup | None: ...
+
+    def run_state(self, run: str) -> tuple[str, str | None] | None:
+        """``(fingerprint, claim)`` of the input whose rows are under ``run``, if any."""
+
+    def runs_of(self, key: str, fingerprint: str, min_seq: int, owner: str) -> list[str]:
+        """The runs of ``key`` at place ``min_seq`` or later whose rows serve an input with
+        ``fingerprint`` and that ``owner`` did not claim, earliest place first."""
+
+    def claim(self, run: str, owner: str) -> None:
+        """The rows under ``run`` now serve ``owner``'s run of their input."""
 
     def step_done(self, observation: str, owner: str, mark: int, at: float) -> None:
         """The step ended (at wall-clock time ``at``): its rows become ``owner``'s, pruned
