@@ -82,7 +82,7 @@ bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients a
 	$(PY) -m bench.recovery_time
 
 lint: $(STAMP)  ## ruff, mypy (pyproject.toml says how strict), the import contracts of the layers
-	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench
+	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench docs/_ext
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 
