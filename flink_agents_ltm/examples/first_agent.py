@@ -1,4 +1,4 @@
-"""The README's "Writing an agent": python -m flink_agents_ltm.examples.first_agent"""
+"""The first agent of docs/quickstart.md: python -m flink_agents_ltm.examples.first_agent"""
 
 import argparse
 

@@ -1,23 +1,21 @@
-"""The README's "Writing an agent" is a file that runs as written, in a fresh shell."""
+"""The quickstart's first agent is a file that runs as written, in a fresh shell."""
 
 import ast
-import re
 from importlib import resources
 
 import pytest
 
-from tests.job_runner import ROOT, failure, run_python
+from tests.examples.docs_pages import DOCS, block_after
+from tests.job_runner import failure, run_python
 
 EXAMPLE = resources.files("flink_agents_ltm.examples").joinpath("first_agent.py")
 QUESTIONS = {"alice": ["My teapot has not arrived yet.", "Any news about my teapot?"],
              "bob": ["Can I change my delivery address?"]}
 
 
-def readme_block_after(heading: str) -> str:
-    """The first ```python block of the README section ``heading``."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index(f"\n{heading}\n"):]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+def first_agent_listing() -> str:
+    """The listing of the quickstart's "Your first agent"."""
+    return block_after(DOCS / "quickstart.md", "## Your first agent")
 
 
 def replies(stdout: str) -> dict[str, list[tuple[int, list[str]]]]:
@@ -32,8 +30,8 @@ def replies(stdout: str) -> dict[str, list[tuple[int, list[str]]]]:
     return by_customer
 
 
-def test_the_readme_shows_the_example_file_exactly():
-    assert readme_block_after("## Writing an agent") == EXAMPLE.read_text()
+def test_the_quickstart_shows_the_example_file_exactly():
+    assert first_agent_listing() == EXAMPLE.read_text()
 
 
 @pytest.mark.cluster

@@ -1,46 +1,49 @@
-"""What the README shows a newcomer works as shown."""
+"""What the README and the documentation site (docs/*.md) show a newcomer works as shown."""
 
 import ast
 import re
+from importlib import resources
+from pathlib import Path
+
+import pyflink
+import yaml
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from tests.examples.docs_pages import DOCS, README, block_after, blocks, pages, section
 from tests.job_runner import ROOT
 
-README = (ROOT / "README.md").read_text()
+FIRST_AGENT = resources.files("flink_agents_ltm.examples").joinpath("first_agent.py")
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
-
-
-def section(heading: str) -> str:
-    start = README.index(f"\n{heading}\n")
-    end = README.find("\n#", start + len(heading) + 2)
-    return README[start:end]
-
-
-def test_every_import_the_readme_shows_works():
+def test_every_import_the_pages_show_works():
     imports = [node for block in blocks("python") for node in ast.walk(ast.parse(block))
                if isinstance(node, ast.ImportFrom) and node.module.startswith("flink_agents_ltm")]
     assert len(imports) >= 12
     for node in imports:
-        exec(compile(ast.Module([node], []), "README.md", "exec"), {})
+        exec(compile(ast.Module([node], []), "docs", "exec"), {})
 
 
-def test_the_harness_example_runs_as_shown_on_the_readmes_own_support_agent(monkeypatch,
-                                                                             tmp_path):
+def test_the_readmes_agent_is_the_quickstarts_example_file_verbatim():
+    (example,) = blocks("python", README)
+    imports, body = re.match(r"((?:from .*\n)+)\n\n(.*)", example, re.S).groups()
+    assert body.strip() and body in FIRST_AGENT.read_text()
+    assert all(line in FIRST_AGENT.read_text() for line in imports.splitlines())
+
+
+def test_the_harness_example_runs_as_shown_on_the_quickstarts_support_agent(monkeypatch,
+                                                                            tmp_path):
     monkeypatch.setenv("FLINK_AGENTS_LTM_HOME", str(tmp_path))  # the job's memory starts empty
-    (agent,) = [block for block in blocks("python") if "class SupportAgent(" in block]
-    (example,) = re.findall(r"```python\n(.*?)```", section("### Testing an agent without "
-                                                            "Flink"), re.S)
-    namespace: dict = {"__name__": "readme"}
-    exec(compile(agent, "README.md", "exec"), namespace)
+    (agent,) = [block for block in blocks("python", DOCS / "quickstart.md")
+                if "class SupportAgent(" in block]
+    example = block_after(DOCS / "writing-agents.md", "## Testing an agent without Flink")
+    namespace: dict = {"__name__": "docs"}
+    exec(compile(agent, "quickstart.md", "exec"), namespace)
     reply = {"customer": "ann", "message": 1, "recalled": []}
     checked = []
     try:
-        for statement in ast.parse(example).body:  # the README's lines, one at a time
-            exec(compile(ast.Module([statement], []), "README.md", "exec"), namespace)
+        for statement in ast.parse(example).body:  # the page's lines, one at a time
+            exec(compile(ast.Module([statement], []), "writing-agents.md", "exec"), namespace)
             line = ast.get_source_segment(example, statement)
             harness = namespace.get("harness")
             if line.startswith("harness.process_element("):  # parks on its durable call
@@ -68,27 +71,32 @@ def test_the_harness_example_runs_as_shown_on_the_readmes_own_support_agent(monk
                        "harness.advance", "restored.end_input"]
 
 
+def option_rows(page: Path) -> dict[str, str]:
+    return dict(re.findall(r"^\| `([a-z.-]+)` \| ([^|]+) \|", page.read_text(), re.M))
+
+
 def test_the_options_tables_list_every_option_with_its_default():
-    rows = dict(re.findall(r"^\| `([a-z.-]+)` \| ([^|]+) \|", README, re.M))
-    for option in AgentsOptions.all() + LongTermMemoryOptions.all():
-        assert option.key in rows, f"{option.key} is missing from the README's tables"
+    """The runtime's options on the configuration page, long-term memory's on its page."""
     shown = 0
-    for option in AgentsOptions.all() + LongTermMemoryOptions.all():
-        if isinstance(option.default, bool):
-            assert rows[option.key].strip() == str(option.default).lower(), option.key
-        elif isinstance(option.default, int | float):
-            assert rows[option.key].strip() == str(option.default), option.key
-        else:
-            continue
-        shown += option in LongTermMemoryOptions.all()
+    for options, page in ((AgentsOptions.all(), "configuration.md"),
+                          (LongTermMemoryOptions.all(), "long-term-memory.md")):
+        rows = option_rows(DOCS / page)
+        for option in options:
+            assert option.key in rows, f"{option.key} is missing from the table of {page}"
+            if isinstance(option.default, bool):
+                assert rows[option.key].strip() == str(option.default).lower(), option.key
+            elif isinstance(option.default, int | float):
+                assert rows[option.key].strip() == str(option.default), option.key
+            else:
+                continue
+            shown += option in LongTermMemoryOptions.all()
     assert shown == 7  # the four size limits, the search threshold and two audit switches
 
 
-def test_the_yaml_file_the_readme_shows_loads(tmp_path):
-    (yaml_text,) = re.findall(r"```yaml\n(.*?)```", section("### Options and resources in a "
-                                                           "YAML file"), re.S)
+def test_the_yaml_file_the_configuration_page_shows_loads(tmp_path):
     path = tmp_path / "agents.yaml"
-    path.write_text(yaml_text)
+    path.write_text(block_after(DOCS / "configuration.md",
+                                "## Options and resources in a YAML file", "yaml"))
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=object())
     agents_env.load_yaml(path)
     assert agents_env.get_config().get(AgentsOptions.JOB_ID) == "support-bot"
@@ -96,10 +104,43 @@ def test_the_yaml_file_the_readme_shows_loads(tmp_path):
     assert sorted(agents_env.resources) == ["assistant", "embedder", "shared"]
 
 
-def test_every_make_target_the_readme_names_exists():
+def test_the_flink_deployment_runs_the_jar_pyflink_ships_with_known_options_and_no_secret():
+    """What the Kubernetes manifest says that can be checked without a Kubernetes cluster."""
+    (manifest,) = [yaml.safe_load(block) for block in blocks("yaml", DOCS / "cluster.md")
+                   if "kind: FlinkDeployment" in block]
+    assert manifest["apiVersion"] == "flink.apache.org/v1beta1"
+    spec, job = manifest["spec"], manifest["spec"]["job"]
+    assert job["entryClass"] == "org.apache.flink.client.python.PythonDriver"
+    jar = job["jarURI"].removeprefix("local:///opt/flink/opt/")
+    assert (Path(pyflink.__file__).parent / "opt" / jar).is_file(), jar
+    assert job["args"][job["args"].index("-py") + 1].endswith("/my_job.py")
+    assert job["args"][-2:] == ["--vector-store-file", "/opt/flink/secrets/store.json"]
+    config = spec["flinkConfiguration"]
+    assert all(isinstance(value, str) for value in config.values())  # the CRD's map of strings
+    agents_config = AgentsExecutionEnvironment.get_execution_environment(env=object()).get_config()
+    ours = {key: value for key, value in config.items()
+            if key.startswith(("agents.", "long-term-memory."))}
+    for key, value in ours.items():
+        agents_config.set_string(key, value)  # refuses an unknown key or a wrong value
+    assert agents_config.get(AgentsOptions.ASYNC_TIMEOUT_MS) == 30_000
+    assert not re.search(r"password|secret:", str(config).lower())
+
+
+def test_every_make_target_the_pages_name_exists():
     makefile = (ROOT / "Makefile").read_text()
-    named = set(re.findall(r"`make ([a-z0-9-]+)", README))
-    assert {"demo", "test", "example-first-agent", "example-support-chat",
+    named = {target for page in pages()
+             for target in re.findall(r"`make ([a-z0-9-]+)", page.read_text())}
+    assert {"demo", "test", "docs", "example-first-agent", "example-support-chat",
             "example-recovery"} <= named
     for target in named:
         assert re.search(rf"^{target}:", makefile, re.M), target
+
+
+def test_the_readme_is_a_landing_page_whose_links_reach_the_site():
+    text = README.read_text()
+    assert len(text.splitlines()) < 200
+    assert "make demo" in section(README, "## Two commands")
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", text)
+    assert len(links) >= 10
+    for link in links:
+        assert (ROOT / link).is_file(), link

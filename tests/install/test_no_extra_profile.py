@@ -4,7 +4,7 @@ extra it needs."""
 
 import pytest
 
-from tests.examples.test_first_agent import readme_block_after
+from tests.examples.test_first_agent import first_agent_listing
 from tests.install.conftest import (
     check_the_jobs_processes,
     run_remote_embedder_job,
@@ -40,9 +40,9 @@ def test_a_job_on_a_remote_embedding_model_runs_and_never_imports_an_extras_pack
 
 def test_the_default_local_embedder_fails_the_job_naming_the_pip_install_to_run(
         venv, outside):
-    """The README's "Writing an agent" (the default embedder) copied to my_job.py."""
+    """The quickstart's first agent (the default embedder) copied to my_job.py."""
     cwd, scratch, home = outside
-    (cwd / "my_job.py").write_text(readme_block_after("## Writing an agent"))
+    (cwd / "my_job.py").write_text(first_agent_listing())
     assert package_location(venv, cwd, scratch, home).is_relative_to(venv.site_packages)
     result = run_in(venv, ["my_job.py"], cwd, scratch, home)
     assert result.returncode != 0
