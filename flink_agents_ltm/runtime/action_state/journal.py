@@ -38,7 +38,8 @@ PRUNE_EVERY_S = 1.0  # retention mode: prune at most this often
 
 class ActionJournal:
     def __init__(self, store: ActionStateStore, subtask: int, *, checkpoints: bool,
-                 retention_s: float, wall_clock: Callable[[], float] = time.time):
+                 retention_s: float, wall_clock: Callable[[], float] = time.time,
+                 recovered: bool = True):
         self.store = store
         self._subtask = subtask
         self._owner = uuid.uuid4().hex  # this process's marks: a dead one's are not ours
@@ -50,6 +51,7 @@ class ActionJournal:
         # per key, the earliest place in its sequence run in this process: rows at earlier
         # places belong to inputs the restored checkpoint covers, never to a replay
         self._first_seq: dict[str, int] = {}
+        self._recovered = recovered  # False: a fresh start, no row of an earlier attempt
 
     # ---- runs
 
@@ -59,17 +61,20 @@ class ActionJournal:
         where it did before the failure) or nothing is; else the earliest unclaimed run of
         the same input since the key's first run here (it arrived elsewhere before the
         failure); else a new run beside the other input's rows at its place."""
-        min_seq = self._first_seq.setdefault(key, seq)
         place = f"{key}#{seq}"
+        if not self._recovered:  # a fresh start cleared the rows of earlier runs: no query
+            return RunTag(key, place, seq, fingerprint)
+        min_seq = self._first_seq.setdefault(key, seq)
         state = self.store.run_state(place)
-        if state is not None and state == (fingerprint, state[1]) and state[1] != self._owner:
-            run = place
+        if state is not None and state[0] == fingerprint and state[1] != self._owner:
+            run = place  # where it was before the failure
         else:
             earlier = self.store.runs_of(key, fingerprint, min_seq, self._owner)
-            run = (earlier[0] if earlier else place if state is None
-                   else f"{place}.{self._owner[:12]}")
-        if run != place or (state is not None and state[1] != self._owner):
-            self.store.claim(run, self._owner)
+            if not earlier:  # a new input: its own place, or beside another input's rows
+                return RunTag(key, place if state is None else f"{place}.{self._owner[:12]}",
+                              seq, fingerprint)
+            run = earlier[0]
+        self.store.claim(run, self._owner)  # rows of the failed attempt, now this run's
         return RunTag(key, run, seq, fingerprint)
 
     # ---- calls
@@ -143,7 +148,8 @@ def open_journal(config: AgentsConfiguration, subtask: int, *, fresh: bool,
     if fresh:
         store.clear_subtask(subtask)
     return ActionJournal(store, subtask, checkpoints=checkpoints,
-                         retention_s=config.get(AgentsOptions.ACTION_STATE_RETENTION_MS) / 1000)
+                         retention_s=config.get(AgentsOptions.ACTION_STATE_RETENTION_MS) / 1000,
+                         recovered=not fresh)
 
 
 def input_fingerprint(value: Any) -> str:
