@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.agents_yaml import read_agents_yaml
-from flink_agents_ltm.api.configuration import ConfigOption, Configuration
+from flink_agents_ltm.api.configuration import ConfigOption, Configuration, ConfigurationError
 from flink_agents_ltm.api.flink_options import flink_configuration_text, read_agent_options
 from flink_agents_ltm.api.job_errors import JobFailureShaper, install_excepthook
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
@@ -49,7 +49,7 @@ __all__ = ["AgentBuilder", "AgentsExecutionEnvironment", "AgentsOptions"]
 
 def _positive(option: ConfigOption[Any], value: Any) -> None:
     if value is not None and value <= 0:
-        raise ValueError(f"option '{option.key}' must be positive, got {value!r}")
+        raise ConfigurationError(f"option '{option.key}' must be positive, got {value!r}")
 
 
 class AgentsOptions:
@@ -144,7 +144,7 @@ class AgentsConfiguration(Configuration):
         if check is not None:
             check(option, value)
         if option is AgentsOptions.ERROR_HANDLING and value not in ("fail", "ignore"):
-            raise ValueError(f"option '{option.key}' is 'fail' or 'ignore', got {value!r}")
+            raise ConfigurationError(f"option '{option.key}' is 'fail' or 'ignore', got {value!r}")
 
 
 class AgentsExecutionEnvironment:
