@@ -1,21 +1,105 @@
-"""The long-term-memory contract, held by every implementation (in-memory, Mem0 on embedded
-Qdrant, Mem0 on a real pgvector server, Mem0 on a vector store of ours): scoping, refusals,
-replay-stable ids, one validation of every input, filters, erasure. The guards live once, in
-BaseLongTermMemory."""
+"""The long-term-memory contract as a conformance kit: the tests every implementation of
+:class:`~flink_agents_ltm.api.memory.long_term_memory.BaseLongTermMemory` passes (the
+project's in-memory memory, Mem0 on the embedded store, on Qdrant, on pgvector, and on a
+vector store of ours run them): scoping, refusals, replay-stable ids, one validation of
+every input, filters, erasure.
+
+The author of a custom memory runs them from their own pytest, in a test module of theirs::
+
+    import pytest
+
+    from flink_agents_ltm.testing.conformance import *  # noqa: F403 - the contract's tests
+
+    @pytest.fixture
+    def memory_factory(tmp_path):
+        # (job_id, limits) -> a fresh, empty memory; limits is None or a MemoryLimits
+        return lambda job_id, limits: MyMemory(job_id, limits=limits or MemoryLimits())
+
+The factory may also return a :class:`MemoryUnderTest`, to let the tests read the store
+around the memory (``stored_values``), reopen a second memory on the same store (``reopen``,
+as a restarted job does), or clean up (``close``). Every memory the factory made is closed
+after its test. Run ``pytest`` on that module: every ``test_*`` of this kit runs there.
+"""
+
+from __future__ import annotations
 
 import datetime
 import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
 from flink_agents_ltm.api.filters import FilterError
 from flink_agents_ltm.api.memory import EmptyPartitionKeyError, MemorySet, UnboundMemorySetError
-from flink_agents_ltm.api.memory.long_term_memory import MemoryLimits
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MemoryLimits
 from flink_agents_ltm.api.memory.write_position import call_position, write_position
-from flink_agents_ltm.bridge import to_python_memory_set
-from tests.memory.contracts import NAMES, implementation
 
 UUID = "6b89d538-7623-4cc9-a347-8295408dd349"
+# The core calls of BaseLongTermMemory: where an operation reaches the store.
+CORE = ("_add", "_get", "_search", "_update", "_delete", "_erase_key")
+# ``memory_factory(job_id, limits)``: a fresh, empty memory of the implementation under test.
+MemoryFactory = Callable[[str, "MemoryLimits | None"], "BaseLongTermMemory | MemoryUnderTest"]
+
+
+@dataclass
+class MemoryUnderTest:
+    """A memory under test, and what the tests may do around it."""
+
+    ltm: BaseLongTermMemory
+    # (key, set name) -> the values the store holds, read around the memory; by default
+    # they are read through the memory itself.
+    stored_values: Callable[[str, str], list[str]] | None = None
+    reopen: Callable[[], BaseLongTermMemory] | None = None  # a new memory on the same store
+    close: Callable[[], None] | None = None  # by default ltm.close()
+    core_calls: list[str] = field(default_factory=list)
+
+    def raw_values(self, key: str, set_name: str) -> list[str]:
+        if self.stored_values is not None:
+            return self.stored_values(key, set_name)
+        reader = MemorySet(name=set_name, partition_key=key, observation_suppressed=True,
+                           ltm=self.ltm)
+        return sorted(item.value for item in reader.get(limit=10_000))
+
+    def record_core_calls(self) -> None:
+        """From now on, record the name of every core call that reaches the store."""
+        for name in CORE:
+            real = getattr(self.ltm, name)
+
+            def recorded(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+                self.core_calls.append(_name)
+                return _real(*args, **kwargs)
+
+            setattr(self.ltm, name, recorded)
+
+
+@pytest.fixture
+def memory_of(memory_factory: MemoryFactory) -> Iterator[Callable[..., MemoryUnderTest]]:
+    """``memory_of(job_id="test-job", limits=None)``: a memory from the author's
+    ``memory_factory``; each is closed after the test."""
+    made: list[MemoryUnderTest] = []
+
+    def build(job_id: str = "test-job", limits: MemoryLimits | None = None) -> MemoryUnderTest:
+        memory = memory_factory(job_id, limits)
+        made.append(memory if isinstance(memory, MemoryUnderTest) else MemoryUnderTest(memory))
+        return made[-1]
+
+    yield build
+    for memory in reversed(made):
+        (memory.close or memory.ltm.close)()
+
+
+@pytest.fixture
+def impl(memory_of: Callable[..., MemoryUnderTest]) -> MemoryUnderTest:
+    """A fresh, empty memory under test (job ``test-job``, default limits)."""
+    return memory_of()
+
+
+def to_python_memory_set(name: str, key: str, observation_id: str, *,
+                         ltm: BaseLongTermMemory) -> MemorySet:
+    """A set bound to ``key`` as Java hands one over (the bridge's function of this name)."""
+    return MemorySet(name=name, partition_key=key, observation_id=observation_id, ltm=ltm)
 
 
 def bound(ltm, key, set_name="notes", observation_id=None, suppressed=False):
@@ -110,24 +194,21 @@ def test_wildcard_and_escaped_spellings_are_keys_of_their_own(impl, special):
     assert [i.value for i in mine.search("neighbour mine", limit=10)] == [f"mine: {special!r}"]
 
 
-def test_the_wildcard_key_set_and_job_keep_all_their_own_rows_past_1000(request):
-    for impl_name in NAMES:
-        pgvector = (request.getfixturevalue("pgvector_session")[0]
-                    if impl_name == "mem0-pgvector" else None)
-        with implementation(impl_name, job="*", pgvector=pgvector) as impl:
-            others = bound(impl.ltm, "x", "*")
-            others.add([f"other {n}" for n in range(50)])
-            star = bound(impl.ltm, "*", "*")
-            for start in range(0, 1100, 275):
-                star.add([f"star {n}" for n in range(start, start + 275)])
+def test_the_wildcard_key_set_and_job_keep_all_their_own_rows_past_1000(memory_of):
+    impl = memory_of(job_id="*")
+    others = bound(impl.ltm, "x", "*")
+    others.add([f"other {n}" for n in range(50)])
+    star = bound(impl.ltm, "*", "*")
+    for start in range(0, 1100, 275):
+        star.add([f"star {n}" for n in range(start, start + 275)])
 
-            assert len(star.get(limit=5000)) == 1100, impl_name
-            assert {i.value for i in star.search("star other", limit=200)} <= {
-                f"star {n}" for n in range(1100)}, impl_name
-            assert len(star.search("star other", limit=200)) == 200, impl_name
-            assert len(star.delete()) == 1100, impl_name
-            assert star.get() == [], impl_name
-            assert len(others.get(limit=5000)) == 50, impl_name
+    assert len(star.get(limit=5000)) == 1100
+    assert {i.value for i in star.search("star other", limit=200)} <= {
+        f"star {n}" for n in range(1100)}
+    assert len(star.search("star other", limit=200)) == 200
+    assert len(star.delete()) == 1100
+    assert star.get() == []
+    assert len(others.get(limit=5000)) == 50
 
 
 # ------------------------------------------------------------------ replay-stable ids
@@ -234,25 +315,22 @@ def test_metadata_must_be_json_on_every_store(impl, value, named):
     assert impl.raw_values("k", "notes") == []
 
 
-def test_size_limits_are_configurable_and_say_which_option_to_raise(request):
+def test_size_limits_are_configurable_and_say_which_option_to_raise(memory_of):
     limits = MemoryLimits(max_item_length=10, max_query_length=5, max_name_length=8,
                           max_metadata_length=20)
-    for name in NAMES:
-        pgvector = (request.getfixturevalue("pgvector_session")[0]
-                    if name == "mem0-pgvector" else None)
-        with implementation(name, limits=limits, pgvector=pgvector) as impl:
-            notes = bound(impl.ltm, "k")
-            with pytest.raises(ValueError, match="long-term-memory.max-item-length"):
-                notes.add("x" * 11)
-            with pytest.raises(ValueError, match="long-term-memory.max-query-length"):
-                notes.search("x" * 6)
-            with pytest.raises(ValueError, match="long-term-memory.max-name-length"):
-                bound(impl.ltm, "k" * 9)
-            with pytest.raises(ValueError, match="long-term-memory.max-name-length"):
-                bound(impl.ltm, "k", "n" * 9)
-            with pytest.raises(ValueError, match="long-term-memory.max-metadata-length"):
-                notes.add("x", {"note": "y" * 30})
-            assert notes.add("x" * 10, {"n": 1})
+    impl = memory_of(limits=limits)
+    notes = bound(impl.ltm, "k")
+    with pytest.raises(ValueError, match="long-term-memory.max-item-length"):
+        notes.add("x" * 11)
+    with pytest.raises(ValueError, match="long-term-memory.max-query-length"):
+        notes.search("x" * 6)
+    with pytest.raises(ValueError, match="long-term-memory.max-name-length"):
+        bound(impl.ltm, "k" * 9)
+    with pytest.raises(ValueError, match="long-term-memory.max-name-length"):
+        bound(impl.ltm, "k", "n" * 9)
+    with pytest.raises(ValueError, match="long-term-memory.max-metadata-length"):
+        notes.add("x", {"note": "y" * 30})
+    assert notes.add("x" * 10, {"n": 1})
 
 
 @pytest.mark.parametrize("filters, problem", [
@@ -372,3 +450,9 @@ def test_deleting_a_set_deletes_it_for_the_current_key_only(impl):
     assert impl.ltm.delete_memory_set("notes") is True
     assert impl.ltm.delete_memory_set("notes") is False
     assert impl.raw_values("bob", "notes") == ["coffee"]
+
+
+# What ``from flink_agents_ltm.testing.conformance import *`` brings into a test module:
+# the fixtures the tests use and every test.
+__all__ = ["MemoryFactory", "MemoryUnderTest", "impl", "memory_of",
+           *sorted(name for name in dict(globals()) if name.startswith("test_"))]
