@@ -18,7 +18,7 @@ from typing import Any
 
 import cloudpickle
 
-from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
+from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.runtime.action_state.store import ActionStateStore, open_action_state_store
 from flink_agents_ltm.runtime.durable import NonDeterministicReplayError
 
