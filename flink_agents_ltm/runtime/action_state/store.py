@@ -11,19 +11,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from flink_agents_ltm.api.execution_environment import AgentsConfiguration
-
-
-@dataclass(frozen=True)
-class Lookup:
-    """What the store holds for a call: its name, and its pickled result (``None``: it
-    was started and never returned)."""
-
-    name: str
-    result: bytes | None
+from flink_agents_ltm.api.options import AgentsConfiguration
+from flink_agents_ltm.runtime.action_state.lookup import Lookup
 
 
 class ActionStateStore(Protocol):
