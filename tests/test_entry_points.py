@@ -19,7 +19,9 @@ GROUP = factories.ENTRY_POINT_GROUP
 
 
 def declared_entry_points() -> dict[str, dict[str, str]]:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+    """The entry points a wheel of the checkout declares, its console scripts included."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {"console_scripts": project["scripts"], **project["entry-points"]}
 
 
 def dist_info(folder: Path, groups: dict[str, dict[str, str]]) -> Path:
