@@ -59,9 +59,9 @@ import yaml
 from flink_agents_ltm import __version__
 from flink_agents_ltm import doctor as checks
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
-from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
+from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.mem0.environment import default_home
 

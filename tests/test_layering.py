@@ -1,6 +1,16 @@
-"""The package's layers hold: api imports no other layer, runtime does not import the
-integrations, bridge only api and runtime (contracts in pyproject.toml, checked by
-import-linter on the real import graph, and here on the strings the graph cannot see)."""
+"""The package's layers hold, and its modules import each other without a cycle.
+
+``lint-imports`` checks the contracts of pyproject.toml on the import graph it builds from
+import statements. The tests below build the graph themselves from every module's ``ast``,
+with the edges import statements cannot show: a module named in a string (the argument of
+``importlib.import_module`` or ``__import__``, a ``module:attr`` path such as an entry
+point's or a factory table's). Any edge from ``api`` to another layer, from ``runtime`` to
+``integrations``, to ``testing`` from inside the package, or any cycle fails them: there is
+no list of known exceptions. Two things are not edges: an import under ``if TYPE_CHECKING:``
+(it never runs) and a logger's name (a string passed to ``getLogger`` or held by a
+``..._LOGGER`` constant names a logger, not a module to import)."""
+
+from __future__ import annotations
 
 import ast
 import re
@@ -10,6 +20,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "flink_agents_ltm"
+# What each part of the package may not reach (the contracts in pyproject.toml).
+FORBIDDEN = {
+    "api": ("runtime", "integrations", "bridge", "examples", "testing"),
+    "runtime": ("integrations", "bridge", "examples", "testing"),
+    "bridge": ("integrations", "examples", "testing"),
+    "integrations": ("bridge", "examples", "testing"),
+    "examples": ("testing",),
+    "testing": ("integrations", "bridge", "examples"),
+}
+_MODULE_NAME = re.compile(r"flink_agents_ltm(?:\.\w+)+")
 
 
 def test_the_import_contracts_of_the_layers_are_kept():
@@ -20,35 +41,10 @@ def test_the_import_contracts_of_the_layers_are_kept():
     assert "0 broken" in result.stdout
 
 
-# ------------------------------------------------------------- imports by name (strings)
-# import-linter sees only import statements; a module reached through a string
-# (importlib.import_module("..."), __import__, a "module:callable" table) is invisible to it.
-# These tests read every string of the package instead.
-
-PACKAGE = ROOT / "flink_agents_ltm"
-# What each layer may not reach, as the contracts in pyproject.toml say.
-FORBIDDEN = {
-    "api": ("runtime", "integrations", "bridge", "examples"),
-    "runtime": ("integrations", "bridge", "examples"),
-    "bridge": ("integrations", "examples"),
-}
-# Known edges through strings, (module, module it names). Each is a crossing to remove; the
-# list only shrinks.
-KNOWN_STRING_EDGES = {
-    # The options live in api/execution_environment.py, whose to_datastream builds the
-    # operator: the api reaches the runtime by name (issue 22: options to api/options.py).
-    ("flink_agents_ltm.api.execution_environment", "flink_agents_ltm.runtime.agent_operator"),
-    # agents.yaml's class aliases ("openai", "qdrant", ...) name integration classes.
-    ("flink_agents_ltm.api.agents_yaml", "flink_agents_ltm.integrations"),
-    # The factory table names the Mem0 memory ("mem0", the default); to go once "mem0" is an
-    # entry point of the group flink_agents_ltm.long_term_memory.
-    ("flink_agents_ltm.runtime.memory.factories",
-     "flink_agents_ltm.integrations.mem0.long_term_memory"),
-}
-_MODULE_NAME = re.compile(r"flink_agents_ltm(?:\.\w+)+")
+# ------------------------------------------------------------- the graph, strings included
 
 
-def _modules() -> dict[str, Path]:
+def modules() -> dict[str, Path]:
     found = {}
     for path in PACKAGE.rglob("*.py"):
         parts = path.relative_to(ROOT).with_suffix("").parts
@@ -56,46 +52,148 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _strings(tree: ast.AST) -> Iterator[str]:
-    """Every string constant of ``tree`` but docstrings (f-strings' literal parts included)."""
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
-                                | ast.AsyncFunctionDef)
-                  and node.body and isinstance(node.body[0], ast.Expr)
-                  and isinstance(node.body[0].value, ast.Constant)}
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """The nodes under ``if TYPE_CHECKING:``."""
+    return {id(inner) for node in ast.walk(tree) if isinstance(node, ast.If)
+            and (ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"))
+            for statement in node.body for inner in ast.walk(statement)}
+
+
+def _logger_names(tree: ast.AST) -> set[int]:
+    """String constants that name a logger."""
+    found = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and id(node) not in docstrings:
-            yield node.value
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("getLogger"):
+            found.update(id(arg) for arg in node.args)
+        elif isinstance(node, ast.Assign) and all(
+                isinstance(t, ast.Name) and t.id.endswith("_LOGGER") for t in node.targets):
+            found.add(id(node.value))
+    return found
 
 
-def _string_edges() -> set[tuple[str, str]]:
-    """(module, module of a layer it may not reach that one of its strings names)."""
-    modules = _modules()
-    edges = set()
-    for source, path in modules.items():
-        layer = source.split(".")[1] if source.count(".") else ""
-        forbidden = tuple(f"flink_agents_ltm.{other}" for other in FORBIDDEN.get(layer, ()))
-        for text in _strings(ast.parse(path.read_text(), str(path))):
-            for named in _MODULE_NAME.findall(text):
-                # the longest prefix that is a module ("pkg.mod.Class" names "pkg.mod")
-                while named not in modules and named.count(".") > 1:
-                    named = named.rsplit(".", 1)[0]
-                if named in modules and (named + ".").startswith(
-                        tuple(f + "." for f in forbidden)):
-                    edges.add((source, named))
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef
+                          | ast.AsyncFunctionDef)
+            and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}
+
+
+def named_modules(source: str, tree: ast.AST) -> Iterator[tuple[str, str]]:
+    """``(module named, how)`` for each import statement of ``tree`` (function-level ones
+    included) and each module of ours a string names (docstrings aside)."""
+    package = source if source in _packages() else source.rpartition(".")[0]
+    skipped = _type_checking_only(tree)
+    not_modules = _docstrings(tree) | _logger_names(tree)
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, "import"
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, *([base] if base else [])])
+            yield base, "import"
+            for alias in node.names:  # ``from package import module``
+                yield f"{base}.{alias.name}", "import of a submodule"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in not_modules:
+            for name in _MODULE_NAME.findall(node.value):
+                yield name, f"string {node.value[:60]!r}"
+
+
+def _packages() -> set[str]:
+    return {name for name, path in modules().items() if path.name == "__init__.py"}
+
+
+def graph() -> dict[str, dict[str, str]]:
+    """``{module: {module it imports or names: how}}`` over the package's modules."""
+    known = modules()
+    edges: dict[str, dict[str, str]] = {name: {} for name in known}
+    for source, path in known.items():
+        for named, how in named_modules(source, ast.parse(path.read_text(), str(path))):
+            while named not in known and named.count(".") > 1:  # "pkg.mod.Class": pkg.mod
+                named = named.rsplit(".", 1)[0]
+            if named in known and named != source:
+                edges[source].setdefault(named, how)
     return edges
 
 
-def test_no_layer_reaches_a_forbidden_one_through_a_string_but_the_known_edges():
-    new = _string_edges() - KNOWN_STRING_EDGES
-    assert not new, (f"modules name a layer they may not import, in a string (importlib, "
-                     f"__import__, a table of paths): {sorted(new)}")
+def _part(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else ""
 
 
-def test_the_list_of_known_string_edges_names_only_edges_that_still_exist():
-    gone = KNOWN_STRING_EDGES - _string_edges()
-    assert not gone, f"edges removed from the code: drop them from KNOWN_STRING_EDGES: {gone}"
+def forbidden_edges(edges: dict[str, dict[str, str]]) -> list[str]:
+    return [f"{source} -> {target} ({how})"
+            for source, targets in sorted(edges.items())
+            for target, how in sorted(targets.items())
+            if _part(target) in FORBIDDEN.get(_part(source), ())]
+
+
+def cycles(edges: dict[str, dict[str, str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_part_of_the_package_reaches_one_it_may_not_even_through_a_string():
+    assert forbidden_edges(graph()) == []
+
+
+def test_no_modules_of_the_package_import_each_other_in_a_cycle():
+    assert cycles(graph()) == []
+
+
+def test_the_graph_sees_imports_in_functions_and_modules_named_by_strings():
+    """The walk itself: each kind of edge it must see, in a module of its own."""
+    tree = ast.parse("""
+import importlib
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from flink_agents_ltm.runtime.harness import AgentHarness
+def build():
+    from flink_agents_ltm.runtime import agent_operator
+    return importlib.import_module("flink_agents_ltm.runtime.durable")
+FACTORY = "flink_agents_ltm.integrations.mem0.long_term_memory:Mem0LongTermMemory.from_config"
+log = logging.getLogger("flink_agents_ltm.runtime.keyed_runs")
+""")
+    named = {name for name, _ in named_modules("flink_agents_ltm.api.probe", tree)}
+    assert {"flink_agents_ltm.runtime.agent_operator", "flink_agents_ltm.runtime.durable",
+            "flink_agents_ltm.integrations.mem0.long_term_memory"} <= named
+    assert not named & {"flink_agents_ltm.runtime.harness", "flink_agents_ltm.runtime.keyed_runs"}
 
 
 def test_mem0_long_term_memory_has_one_home_and_no_shim_under_runtime():

@@ -32,6 +32,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -44,26 +45,28 @@ from flink_agents_ltm.api.configuration import (
 )
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 
-__all__ = ["CLASS_ALIASES", "AgentsYaml", "AgentsYamlError", "read_agents_yaml"]
+__all__ = ["AgentsYaml", "AgentsYamlError", "alias_group", "class_aliases", "read_agents_yaml"]
 
 SECTIONS = {
     "chat_model_setups": ResourceType.CHAT_MODEL,
     "embedding_model_setups": ResourceType.EMBEDDING_MODEL,
     "vector_stores": ResourceType.VECTOR_STORE,
 }
-_INTEGRATIONS = "flink_agents_ltm.integrations"
-CLASS_ALIASES = {
-    ResourceType.CHAT_MODEL: {
-        "openai": f"{_INTEGRATIONS}.chat_models.openai:OpenAIChatModelSetup",
-        "ollama": f"{_INTEGRATIONS}.chat_models.ollama:OllamaChatModelSetup",
-        "scripted": f"{_INTEGRATIONS}.chat_models.scripted:ScriptedChatModelSetup",
-    },
-    ResourceType.EMBEDDING_MODEL: {
-        "openai": f"{_INTEGRATIONS}.embedding_models.openai:OpenAIEmbeddingModelSetup",
-        "ollama": f"{_INTEGRATIONS}.embedding_models.ollama:OllamaEmbeddingModelSetup",
-    },
-    ResourceType.VECTOR_STORE: {},
-}
+
+
+def alias_group(resource_type: ResourceType) -> str:
+    """The entry point group whose names are the ``clazz`` aliases of ``resource_type``
+    (``flink_agents_ltm.chat_model``: ``openai``, ``ollama``, ``scripted``, declared in
+    pyproject.toml; another package may add its own)."""
+    return f"flink_agents_ltm.{resource_type.value}"
+
+
+def class_aliases(resource_type: ResourceType) -> dict[str, str]:
+    """``{alias: 'module:Class'}`` of ``resource_type``, as the installed packages
+    register them."""
+    return {entry.name: entry.value
+            for entry in sorted(entry_points(group=alias_group(resource_type)),
+                                key=lambda entry: entry.name)}
 
 
 _BASES: dict[ResourceType, type] = {
@@ -170,7 +173,7 @@ def _resource(entry: Any, resource_type: ResourceType,
         if resource_type is ResourceType.VECTOR_STORE:
             return name, ResourceDescriptor(**arguments)
         raise AgentsYamlError(f"{where} ('{name}'): 'clazz' is required: an alias "
-                              f"({', '.join(CLASS_ALIASES[resource_type])}) or a class path")
+                              f"({', '.join(class_aliases(resource_type))}) or a class path")
     return name, ResourceDescriptor(_load_class(clazz, resource_type, f"{where} ('{name}')"),
                                     **arguments)
 
@@ -178,11 +181,12 @@ def _resource(entry: Any, resource_type: ResourceType,
 def _load_class(clazz: Any, resource_type: ResourceType, where: str) -> type:
     if not isinstance(clazz, str) or not clazz.strip():
         raise AgentsYamlError(f"{where}: 'clazz' must be a string, got {clazz!r}")
-    path = CLASS_ALIASES[resource_type].get(clazz, clazz)
+    aliases = class_aliases(resource_type)
+    path = aliases.get(clazz, clazz)
     module_name, _, class_name = path.partition(":") if ":" in path else path.rpartition(".")
     if not module_name:
-        aliases = ", ".join(CLASS_ALIASES[resource_type]) or "none"
-        raise AgentsYamlError(f"{where}: '{clazz}' is neither an alias ({aliases}) nor a "
+        known = ", ".join(aliases) or "none"
+        raise AgentsYamlError(f"{where}: '{clazz}' is neither an alias ({known}) nor a "
                               "class path like my_pkg.models.MyChatModel")
     try:
         found = getattr(importlib.import_module(module_name), class_name)

@@ -29,10 +29,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Self, TypeVar, cast, overload
 
-from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.api.redaction import MaskedError, redact_text
 
-__all__ = ["ConfigOption", "Configuration", "UnknownConfigKeyError", "did_you_mean",
-           "unknown_key_message"]
+__all__ = ["ConfigOption", "Configuration", "ConfigurationError", "ConfigurationTypeError",
+           "UnknownConfigKeyError", "did_you_mean", "unknown_key_message"]
 
 T = TypeVar("T")
 
@@ -46,7 +46,16 @@ _MILLIS_PER_UNIT = {
 }
 
 
-class UnknownConfigKeyError(KeyError):
+class ConfigurationError(MaskedError, ValueError):
+    """A configuration value is refused; its message names the option and what to give,
+    with any credential it quotes masked (:class:`MaskedError`)."""
+
+
+class ConfigurationTypeError(MaskedError, TypeError):
+    """A configuration value is of the wrong type; masked like :class:`ConfigurationError`."""
+
+
+class UnknownConfigKeyError(MaskedError, KeyError):
     """A key no option of the configuration has; the message suggests the closest one."""
 
     def __str__(self) -> str:  # KeyError would quote the whole message
@@ -79,11 +88,12 @@ class ConfigOption(Generic[T]):
         if float in types and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if bool not in types and isinstance(value, bool):
-            raise TypeError(f"option '{self.key}' expects {self._type_names()}, got bool")
+            raise ConfigurationTypeError(
+                f"option '{self.key}' expects {self._type_names()}, got bool")
         if not isinstance(value, types):
             # Only numbers are echoed: a text or a container may hold a password.
             shown = f": {value!r}" if isinstance(value, int | float) else ""
-            raise TypeError(
+            raise ConfigurationTypeError(
                 f"option '{self.key}' expects {self._type_names()}, "
                 f"got {builtins.type(value).__name__}{shown}"
             )
@@ -94,28 +104,29 @@ class ConfigOption(Generic[T]):
         """The value ``text`` stands for, as written in Flink's configuration or on
         ``-D``; ``ValueError`` naming the option and the expected form otherwise."""
         if not isinstance(text, str):
-            raise TypeError(f"option '{self.key}': parse() takes text, got "
-                            f"{builtins.type(text).__name__}")
+            raise ConfigurationTypeError(f"option '{self.key}': parse() takes text, got "
+                                         f"{builtins.type(text).__name__}")
         types = self._types()
         stripped = text.strip()
         if bool in types:
             if stripped.lower() in ("true", "false"):
                 return self.validate(stripped.lower() == "true")
-            raise ValueError(f"option '{self.key}' expects true or false, got {_shown(text)}")
+            raise ConfigurationError(
+                f"option '{self.key}' expects true or false, got {_shown(text)}")
         if int in types:
             return self.validate(self._parse_int(stripped, text))
         if float in types:
             try:
                 return self.validate(float(stripped))
             except ValueError:
-                raise ValueError(
+                raise ConfigurationError(
                     f"option '{self.key}' expects a number, got {_shown(text)}") from None
         if dict in types and stripped.startswith("{"):
             return self.validate(stripped)
         if str in types:
             return self.validate(text)
-        raise ValueError(f"option '{self.key}' expects a JSON object (text starting with "
-                         "'{'); its text is not shown, it may hold a password")
+        raise ConfigurationError(f"option '{self.key}' expects a JSON object (text starting "
+                                 "with '{'); its text is not shown, it may hold a password")
 
     def _spec_or_name(self, text: str) -> Any:
         """For an option that takes a dict: the dict that JSON ``text`` spells, or ``text``
@@ -126,12 +137,12 @@ class ConfigOption(Generic[T]):
             except ValueError as error:
                 where = (f"{error.msg} at line {error.lineno} column {error.colno}"
                          if isinstance(error, json.JSONDecodeError) else type(error).__name__)
-                raise ValueError(
+                raise ConfigurationError(
                     f"option '{self.key}' is text starting with '{{' but not a valid JSON "
                     f"object ({where}); its text is not shown, it may hold a password"
                 ) from None
         if redact_text(text) != text:
-            raise ValueError(
+            raise ConfigurationError(
                 f"option '{self.key}' is text that holds a credential (a connection URL or "
                 "password=...), not a name: give the spec as a dict or a JSON object; its "
                 "text is not shown")
@@ -142,12 +153,13 @@ class ConfigOption(Generic[T]):
             try:
                 return int(stripped)
             except ValueError:
-                raise ValueError(
+                raise ConfigurationError(
                     f"option '{self.key}' expects an integer, got {_shown(text)}") from None
         match = _DURATION.match(stripped.lower())
         if match is None or match.group(2) not in _MILLIS_PER_UNIT:
-            raise ValueError(f"option '{self.key}' expects milliseconds or a duration such as "
-                             f"'500 ms', '30 s', '1 min', '1 h', got {_shown(text)}")
+            raise ConfigurationError(
+                f"option '{self.key}' expects milliseconds or a duration such as "
+                f"'500 ms', '30 s', '1 min', '1 h', got {_shown(text)}")
         return int(match.group(1)) * _MILLIS_PER_UNIT[match.group(2)]
 
     def _types(self) -> tuple[builtins.type[Any], ...]:

@@ -27,7 +27,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from flink_agents_ltm.api.configuration import Configuration, unknown_key_message
+from flink_agents_ltm.api.configuration import (
+    Configuration,
+    ConfigurationError,
+    unknown_key_message,
+)
 
 __all__ = ["PREFIXES", "flink_configuration_text", "read_agent_options"]
 
@@ -68,14 +72,14 @@ def read_agent_options(text: Mapping[str, str], into: Configuration, source: str
                  key, source)
             continue
         if key not in known:
-            raise ValueError(f"{source}: {unknown_key_message(key, known)}")
+            raise ConfigurationError(f"{source}: {unknown_key_message(key, known)}")
         try:
             into.set_string(key, value)
         except (TypeError, ValueError) as error:
-            raise ValueError(f"{source}: {error}") from None
+            raise ConfigurationError(f"{source}: {error}") from None
     for parent, tree in nested.items():
         if parent in text:
-            raise ValueError(f"{source}: '{parent}' is given both as a value and as nested "
+            raise ConfigurationError(f"{source}: '{parent}' is given both as a value and as nested "
                              f"keys '{parent}.*'; keep one")
         into.set(parent, tree)
 
@@ -84,8 +88,9 @@ def _put(tree: dict[str, Any], path: list[str], value: str, key: str, source: st
     for part in path[:-1]:
         child = tree.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ValueError(f"{source}: '{key}' nests under a key that already has a value")
+            raise ConfigurationError(
+                f"{source}: '{key}' nests under a key that already has a value")
         tree = child
     if isinstance(tree.get(path[-1]), dict):
-        raise ValueError(f"{source}: '{key}' has a value and nested keys; keep one")
+        raise ConfigurationError(f"{source}: '{key}' has a value and nested keys; keep one")
     tree[path[-1]] = value

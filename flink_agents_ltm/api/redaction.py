@@ -6,9 +6,14 @@ when something goes wrong. :func:`redact` replaces the values of secret-named
 keys at any depth, and :func:`redact_text` the credentials inside connection
 URLs and ``key=value`` connection strings, so that code can print a config or
 an error safely. An error that wraps another with masked text chains it only
-through :func:`chainable` (a traceback prints every chained error's text), and
-:class:`MaskingFilter` masks the records of a logger we do not own (Mem0's pgvector
-store logs every driver error's text).
+through :func:`chainable` (a traceback prints every chained error's text).
+
+Masking happens in two places that every error and log record of ours passes, not at each
+call site: an error class that mixes in :class:`MaskedError` (every
+``LongTermMemoryError``, every configuration error) masks its text when it is built, and
+:func:`mask_logs` (run when the package is imported) masks every log record of our
+loggers and of Mem0's (``flink_agents_ltm.*``, ``mem0.*``: Mem0's pgvector store logs
+every driver error's text) when the record is made, message and traceback.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MASK", "MaskingFilter", "chainable", "is_secret_key", "mask_logger", "redact",
-           "redact_text"]
+__all__ = ["MASK", "MASKED_LOGGERS", "MaskedError", "MaskingFilter", "chainable",
+           "is_secret_key", "mask_logger", "mask_logs", "redact", "redact_text"]
 
 MASK = "***"
+# The loggers whose records mask_logs masks: ours and Mem0's, at any depth.
+MASKED_LOGGERS = ("flink_agents_ltm", "mem0")
 # A key is secret when its last word names a secret: "password", "db_password", "api_key",
 # "auth_token", "client_secret"; not "max_tokens" or "author".
 _SECRET_KEY = re.compile(
@@ -35,6 +42,8 @@ _KEY_VALUE = re.compile(
     r"(?P<key>['\"]?(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|"
     r"private[_-]?key)['\"]?\s*[=:]\s*)(?P<value>'[^']*'|\"[^\"]*\"|[^\s,;}&]+)",
     re.IGNORECASE)
+# A value that is already a mask, or the "password=..." of a message, with what closes it.
+_PLACEHOLDER = re.compile(r"^['\"]?(\*\*\*|\.\.\.)['\")\].]*$")
 
 
 def is_secret_key(key: object) -> bool:
@@ -55,9 +64,16 @@ def redact(value: Any) -> Any:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with URL credentials and ``password=...``-style values masked."""
+    """``text`` with URL credentials and ``password=...``-style values masked. Masking
+    masked text changes nothing (an error built from masked text masks it again)."""
     text = _URL_CREDENTIALS.sub(lambda m: m.group("head") + MASK, text)
-    return _KEY_VALUE.sub(lambda m: m.group("key") + _quoted_mask(m.group("value")), text)
+    return _KEY_VALUE.sub(_masked_value, text)
+
+
+def _masked_value(match: re.Match[str]) -> str:
+    if _PLACEHOLDER.match(match.group("value")):
+        return match.group(0)
+    return match.group("key") + _quoted_mask(match.group("value"))
 
 
 def _quoted_mask(value: str) -> str:
@@ -78,17 +94,35 @@ def chainable(error: BaseException) -> BaseException | None:
     return error
 
 
+class MaskedError(Exception):
+    """Mixed into an error class (first base): its text arguments are masked when the error
+    is built, so no code path can raise it with a credential in its message."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact_text(arg) if isinstance(arg, str) else arg for arg in args))
+
+
+def mask_record(record: logging.LogRecord) -> None:
+    """Mask credentials in ``record``'s message, traceback and stack, in place."""
+    try:
+        text = record.getMessage()
+    except (TypeError, ValueError, KeyError):  # arguments that do not fit: logging says so
+        return
+    if redact_text(text) != text:
+        record.msg, record.args = redact_text(text), None
+    if record.exc_info and record.exc_info[1] is not None:
+        record.exc_text = redact_text("".join(traceback.format_exception(
+            record.exc_info[1])).rstrip("\n"))
+        record.exc_info = None
+    if record.stack_info:
+        record.stack_info = redact_text(record.stack_info)
+
+
 class MaskingFilter(logging.Filter):
     """Masks credentials in a logger's records, message and traceback (see :func:`mask_logger`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        text = record.getMessage()
-        if redact_text(text) != text:
-            record.msg, record.args = redact_text(text), None
-        if record.exc_info and record.exc_info[1] is not None:
-            record.exc_text = redact_text("".join(traceback.format_exception(
-                record.exc_info[1])).rstrip("\n"))
-            record.exc_info = None
+        mask_record(record)
         return True
 
 
@@ -97,3 +131,27 @@ def mask_logger(name: str) -> None:
     logger = logging.getLogger(name)
     if not any(isinstance(f, MaskingFilter) for f in logger.filters):
         logger.addFilter(MaskingFilter())
+
+
+def _is_masked_logger(name: str) -> bool:
+    return name.split(".", 1)[0] in MASKED_LOGGERS
+
+
+def mask_logs() -> None:
+    """Mask credentials in every log record of :data:`MASKED_LOGGERS` (idempotent).
+
+    A filter on a logger sees only the records logged on that very logger, not those of
+    its children (``mem0.vector_stores.pgvector``), so the masking wraps the record
+    factory, which makes every record, and leaves other libraries' records alone."""
+    made_by = logging.getLogRecordFactory()
+    if getattr(made_by, "masks_credentials", False):
+        return
+
+    def masking_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = made_by(*args, **kwargs)
+        if _is_masked_logger(record.name):
+            mask_record(record)
+        return record
+
+    masking_factory.masks_credentials = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(masking_factory)

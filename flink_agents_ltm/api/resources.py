@@ -27,6 +27,8 @@ from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
+from flink_agents_ltm.api.redaction import MaskedError
+
 __all__ = [
     "MissingResourceError",
     "Resource",
@@ -45,7 +47,7 @@ class ResourceType(StrEnum):
     VECTOR_STORE = "vector_store"
 
 
-class MissingResourceError(KeyError):
+class MissingResourceError(MaskedError, KeyError):
     """No resource of that name (and type) is declared on the agent."""
 
     def __str__(self) -> str:  # KeyError would quote the whole message

@@ -18,15 +18,12 @@ from typing import Any
 
 import cloudpickle
 
+from flink_agents_ltm.api.errors import DurableCallTimeoutError  # noqa: F401 - re-exported
 from flink_agents_ltm.api.runner_context import CALL_AGAIN
 
 
 class DurableCallError(RuntimeError):
     """A durable call raised; the cause is chained."""
-
-
-class DurableCallTimeoutError(TimeoutError):
-    """A durable async call did not finish within the configured timeout."""
 
 
 class DurableResultNotSerializableError(TypeError):

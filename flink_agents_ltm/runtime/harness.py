@@ -36,8 +36,8 @@ from typing import Any
 import cloudpickle
 
 from flink_agents_ltm.api.agent import Agent
-from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.memory.write_position import write_position
+from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.runtime.action_state.journal import open_journal
 from flink_agents_ltm.runtime.durable import DurableCall

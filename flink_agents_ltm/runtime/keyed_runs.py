@@ -69,6 +69,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flink_agents_ltm.api.agent import Action
+from flink_agents_ltm.api.errors import AgentActionError
 from flink_agents_ltm.api.events import Event, InputEvent, MemoryEvent, memory_event_for
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.runtime.action_driver import (
@@ -105,10 +106,6 @@ log = logging.getLogger(__name__)
 DRAIN_BASE = 2**63 - 1 - 2**40
 DRAIN_ROUNDS_PER_INPUT = 4  # drain rounds per pending input: one per durable call, mostly
 DONE = "done"
-
-
-class AgentActionError(RuntimeError):
-    """An action failed; the one-line message names the action, agent, key and input."""
 
 
 @dataclass(frozen=True)

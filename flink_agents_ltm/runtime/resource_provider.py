@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from flink_agents_ltm.api.agent import Agent
-from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.api.redaction import MaskedError, redact_text
 from flink_agents_ltm.api.resources import (
     MissingResourceError,
     Resource,
@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 Declared = Mapping[str, tuple[ResourceType, ResourceDescriptor]]
 
 
-class ResourceError(RuntimeError):
+class ResourceError(MaskedError, RuntimeError):
     """A declared resource could not be built, opened or checked; the message names it
     (its descriptor with secrets masked)."""
 

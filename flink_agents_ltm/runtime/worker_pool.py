@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from flink_agents_ltm.api.errors import DurableCallsStuckError
 from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.runtime.durable import DurableCall
 from flink_agents_ltm.runtime.protocols import CallHandle, Clock
@@ -44,10 +45,6 @@ WAIT_SLICE_S = 0.1  # the mailbox thread checks for a cancel this often while it
 
 class TaskCancelledError(RuntimeError):
     """The task was cancelled (or is closing) while the mailbox thread waited for calls."""
-
-
-class DurableCallsStuckError(RuntimeError):
-    """More durable calls hang past their timeout than the operator abandons threads."""
 
 
 def stuck_message(call: CallHandle, abandoned: Iterable[CallHandle], timeout_s: float,

@@ -119,8 +119,8 @@ def test_a_factory_registered_as_an_entry_point_of_the_group_is_found_by_its_nam
 
 def test_a_name_no_entry_point_registers_is_refused_naming_the_group():
     with pytest.raises(ValueError, match=(
-            r"long-term memory factory 'plugin-memory' is neither registered \(in-memory, "
-            r"mem0, or an entry point of group 'flink_agents_ltm.long_term_memory'\) nor "
+            r"long-term memory factory 'plugin-memory' is neither an entry point of group "
+            r"'flink_agents_ltm.long_term_memory' \(installed: in-memory, mem0\) nor "
             r"'module:callable'")):
         build("plugin-memory")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from flink_agents_ltm.api.redaction import MaskedError
+
 __all__ = [
     "EmptyPartitionKeyError",
     "LongTermMemoryError",
@@ -32,8 +34,9 @@ class MailboxThreadError(RuntimeError):
     """A mailbox-only operation was called from another thread."""
 
 
-class LongTermMemoryError(RuntimeError):
-    """The memory backend failed during an operation; the message says what was undone."""
+class LongTermMemoryError(MaskedError, RuntimeError):
+    """The memory backend failed during an operation; the message says what was undone.
+    Credentials in the message are masked when the error is built (:class:`MaskedError`)."""
 
 
 def _refused(operation: str, set_name: str | None) -> str:

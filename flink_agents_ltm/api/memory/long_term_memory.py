@@ -68,7 +68,7 @@ from flink_agents_ltm.api.memory.validation import (
     refuse_scope_fields,
 )
 from flink_agents_ltm.api.memory.write_position import current_write_position
-from flink_agents_ltm.api.redaction import chainable, redact_text
+from flink_agents_ltm.api.redaction import chainable
 
 __all__ = [
     "BaseLongTermMemory",
@@ -603,7 +603,7 @@ def _store_call(what: str, core: Callable[[], Any]) -> Any:
         raise
     except Exception as error:  # noqa: BLE001 - raised again as LongTermMemoryError
         raise LongTermMemoryError(
-            f"{what} failed: {type(error).__name__}: {redact_text(str(error))}"
+            f"{what} failed: {type(error).__name__}: {error}"
         ) from chainable(error)
 
 

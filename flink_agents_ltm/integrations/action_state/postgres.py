@@ -14,8 +14,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from flink_agents_ltm.api.execution_environment import AgentsConfiguration
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.options import AgentsConfiguration
 from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
 from flink_agents_ltm.runtime.action_state.store import Lookup, RunTag
 

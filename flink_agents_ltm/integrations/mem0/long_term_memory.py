@@ -39,7 +39,7 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     NewItem,
 )
 from flink_agents_ltm.api.memory.validation import check_name
-from flink_agents_ltm.api.redaction import chainable, redact_text
+from flink_agents_ltm.api.redaction import chainable
 from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
 from flink_agents_ltm.integrations.mem0.embedding_ahead import embedded_chunks
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
@@ -187,12 +187,12 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         except RowWriteError as error:
             raise LongTermMemoryError(
                 f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "
-                f"({redact_text(str(error))}); {error.removed} rows this call had written were "
+                f"({error}); {error.removed} rows this call had written were "
                 "removed again, so none of its items is stored") from chainable(error)
         except Exception as error:  # noqa: BLE001 - raised again, masked
             raise LongTermMemoryError(
                 f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "
-                f"({type(error).__name__}: {redact_text(str(error))}); none of its "
+                f"({type(error).__name__}: {error}); none of its "
                 f"{len(items)} items is stored") from chainable(error)
         return ids
 
@@ -212,7 +212,7 @@ class Mem0LongTermMemory(BaseLongTermMemory):
             undone = self._remove(added)
             raise LongTermMemoryError(
                 f"add to memory set '{scope.set_name}' of key '{scope.partition_key}' failed "
-                f"({type(error).__name__}: {redact_text(str(error))}); {undone} of the "
+                f"({type(error).__name__}: {error}); {undone} of the "
                 f"{len(added)} items this call had already stored were removed again"
             ) from chainable(error)
         return added

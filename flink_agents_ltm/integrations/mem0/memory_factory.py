@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.api.configuration import ConfigurationError
 from flink_agents_ltm.api.redaction import redact
 from flink_agents_ltm.api.vector_stores import BaseVectorStore
 from flink_agents_ltm.integrations.mem0 import embedded_store
@@ -216,7 +217,7 @@ def _memory_config(backend: StoreBackend, store: dict[str, Any], connection: Any
     try:
         return backend.memory_config(store, connection)
     except ValidationError as error:
-        raise ValueError(f"invalid vector store configuration (provider "
+        raise ConfigurationError(f"invalid vector store configuration (provider "
                          f"'{store['provider']}', keys {sorted(store['config'])}): "
                          f"{_validation_errors(error)}") from None
 

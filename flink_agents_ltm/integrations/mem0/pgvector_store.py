@@ -43,7 +43,6 @@ import time
 import weakref
 from typing import Any
 
-from flink_agents_ltm.api.redaction import mask_logger
 from flink_agents_ltm.integrations.extras import require_extra
 from flink_agents_ltm.integrations.mem0 import private_api
 
@@ -67,11 +66,9 @@ def _inner(store: Any) -> Any:
 
 def prepare(store: Any, dims: int, attempts: int = 5) -> None:
     """Create the table and its scope index (safe against other processes doing the same),
-    set up the pool's sessions, mask credentials in Mem0's pgvector log records, and check
-    that the table holds ``dims``-dimensional vectors; raises ``ValueError`` naming both
-    sizes."""
+    set up the pool's sessions, and check that the table holds ``dims``-dimensional vectors;
+    raises ``ValueError`` naming both sizes."""
     pg = _inner(store)
-    mask_logger(pg.__module__)  # Mem0 logs every driver error's text, a password included
     _configure_sessions(pg)
     for attempt in range(1, attempts + 1):
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import cloudpickle
 
-from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
+from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.runtime.action_state.store import (
     ActionStateStore,
     RunTag,

@@ -16,9 +16,9 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from flink_agents_ltm.api.execution_environment import AgentsConfiguration
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
-from flink_agents_ltm.runtime.action_state.store import Lookup, RunTag
+from flink_agents_ltm.api.options import AgentsConfiguration
+from flink_agents_ltm.runtime.action_state.lookup import Lookup, RunTag
 
 FILE_NAME = "action-state.sqlite"
 HOME_VARIABLE = "FLINK_AGENTS_LTM_HOME"

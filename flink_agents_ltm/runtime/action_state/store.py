@@ -20,31 +20,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from flink_agents_ltm.api.execution_environment import AgentsConfiguration
-
-
-@dataclass(frozen=True)
-class RunTag:
-    """Which input a run's rows serve: the key, the run id the rows are under
-    (``key#seq``, or an alias when another input's rows hold that place), the run's
-    place in the key's sequence, and the fingerprint of its input."""
-
-    key: str
-    run: str
-    seq: int
-    fingerprint: str
-
-
-@dataclass(frozen=True)
-class Lookup:
-    """What the store holds for a call: its name, and its pickled result (``None``: it
-    was started and never returned)."""
-
-    name: str
-    result: bytes | None
+from flink_agents_ltm.api.options import AgentsConfiguration
+from flink_agents_ltm.runtime.action_state.lookup import Lookup, RunTag
 
 
 class ActionStateStore(Protocol):

@@ -1,14 +1,14 @@
-"""Which long-term memory an operator builds: registered factories, by name.
+"""Which long-term memory an operator builds: factories found by name.
 
-``agents.long-term-memory.factory`` names a registered factory (``mem0``, the
-default, or ``in-memory``), an entry point of the group
-``flink_agents_ltm.long_term_memory`` that another package registers, or
-``module:callable``. A factory is called as
+``agents.long-term-memory.factory`` names an entry point of the group
+``flink_agents_ltm.long_term_memory`` (this package registers ``mem0``, the
+default, and ``in-memory`` in its pyproject.toml; another package registers its
+own the same way), or is ``module:callable``. A factory is called as
 ``factory(job_id, config, mailbox_check, resources=...)`` and must return a
 :class:`~flink_agents_ltm.api.memory.long_term_memory.BaseLongTermMemory`
 (which implements what the operator calls, :class:`ActionMemory`): every
-guard of the contract then holds for it. Factories are looked up by import
-path, so the runtime does not import the integrations that provide them.
+guard of the contract then holds for it. The runtime names no factory itself,
+so it does not know the integrations that provide them.
 """
 
 from __future__ import annotations
@@ -22,29 +22,25 @@ from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, Lon
 
 ENTRY_POINT_GROUP = "flink_agents_ltm.long_term_memory"
 DEFAULT = "mem0"
-REGISTERED = {
-    "mem0": "flink_agents_ltm.integrations.mem0.long_term_memory:Mem0LongTermMemory.from_config",
-    "in-memory": (
-        "flink_agents_ltm.runtime.memory.in_memory_long_term_memory:"
-        "InMemoryLongTermMemory.from_config"),
-}
+
+
+def registered() -> list[str]:
+    """The names of the factories installed under :data:`ENTRY_POINT_GROUP`."""
+    return sorted({entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)})
 
 
 def resolve_factory(name: str | None) -> Callable[..., Any]:
     """The factory ``name`` stands for (the default when ``None``); raises ``ValueError``
     naming the registered ones when it stands for nothing."""
     name = name or DEFAULT
-    target = REGISTERED.get(name)
-    if target is None:
-        found = entry_points(group=ENTRY_POINT_GROUP, name=name)
-        if found:
-            return next(iter(found)).load()
-        target = name
-    module_name, _, attribute = target.partition(":")
+    found = entry_points(group=ENTRY_POINT_GROUP, name=name)
+    if found:
+        return next(iter(found)).load()
+    module_name, _, attribute = name.partition(":")
     if not module_name or not attribute:
-        known = ", ".join(sorted(REGISTERED))
-        raise ValueError(f"long-term memory factory {name!r} is neither registered ({known}, "
-                         f"or an entry point of group '{ENTRY_POINT_GROUP}') nor "
+        known = ", ".join(registered()) or "none: reinstall the package (pip install -e .)"
+        raise ValueError(f"long-term memory factory {name!r} is neither an entry point of "
+                         f"group '{ENTRY_POINT_GROUP}' (installed: {known}) nor "
                          "'module:callable'")
     try:
         found_object: Any = importlib.import_module(module_name)

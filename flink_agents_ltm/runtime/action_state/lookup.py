@@ -1,0 +1,27 @@
+"""The value objects an action-state store takes and answers for a call (its own module: the stores import it, and
+``store`` imports the SQLite store when a job names it, so neither imports the other)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RunTag:
+    """Which input a run's rows serve: the key, the run id the rows are under
+    (``key#seq``, or an alias when another input's rows hold that place), the run's
+    place in the key's sequence, and the fingerprint of its input."""
+
+    key: str
+    run: str
+    seq: int
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What the store holds for a call: its name, and its pickled result (``None``: it
+    was started and never returned)."""
+
+    name: str
+    result: bytes | None
