@@ -150,7 +150,7 @@ class EventLog:
         self.write("input", InputEvent, fields, payload=value)
 
     def run_end(self, key: Any, seq: int, completed: bool, outputs: int) -> None:
-        self.write("run", InputEvent, {"key": str(key), "input": seq,
+        self.write("run", InputEvent, {"key": str(key), "input": seq, "event_type": "InputEvent",
                                        "outcome": "completed" if completed else "failed",
                                        "outputs": outputs})
 
