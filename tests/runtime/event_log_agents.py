@@ -95,3 +95,31 @@ class MeteredChatAgent(Agent):
         ctx.action_metric_group.get_gauge("lastTextChars").update(len(text))
         reply = await ctx.chat(text, model="assistant", tools=[lookup])
         ctx.send_event(OutputEvent(reply.content))
+
+
+class ClusterTracedAgent(Agent):
+    """Input ``(key, release_file)``: counts it in a user counter, chats with the scripted
+    model (one tool call), adds a memory item, then waits on a durable call until the test
+    has read the metrics and creates ``release_file``."""
+
+    @chat_model_setup
+    def assistant():
+        return ResourceDescriptor(ScriptedChatModelSetup, answers=[
+            {"tool_calls": [{"name": "lookup", "arguments": {"order": "7"}}]},
+            "order 7 has shipped",
+        ])
+
+    @action(InputEvent)
+    async def answer(event, ctx):
+        from runtime.metrics_agents import wait_for_file
+
+        _, release_file = event.input
+        ctx.agent_metric_group.get_counter("numInputs").inc()
+        ctx.action_metric_group.get_gauge("lastQuestionWords").update(4)
+        reply = await ctx.chat(QUESTION_7, model="assistant", tools=[lookup])
+        ctx.long_term_memory.get_memory_set("notes").add(STORED_TEXT)
+        await ctx.durable_execute_async(wait_for_file, release_file)
+        ctx.send_event(OutputEvent(reply.content))
+
+
+QUESTION_7 = "where is order 7"
