@@ -164,13 +164,15 @@ def test_levels_per_event_type_decide_which_records_the_logger_writes(tmp_path, 
     assert not (tmp_path / "events.jsonl").exists()
 
 
-def test_the_event_log_is_off_unless_asked_for(tmp_path):
+def test_the_event_log_is_off_unless_asked_for(tmp_path, caplog):
     config = options(tmp_path)
     del config["agents.event-log.sink"]
     harness = AgentHarness(TracedAgent(), config=config, sync=True)
-    harness.process_element(("k", "call"))
+    with caplog.at_level(logging.DEBUG, logger=EVENT_LOGGER):
+        harness.process_element(("k", "call"))
     harness.close()
     assert harness.outputs == [1000] and not (tmp_path / "events.jsonl").exists()
+    assert [r for r in caplog.records if r.name == EVENT_LOGGER] == []
 
 
 def test_trace_prints_a_keys_runs_as_a_tree_from_input_to_output(traced, tmp_path, capsys):
