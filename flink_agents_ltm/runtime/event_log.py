@@ -39,6 +39,7 @@ from flink_agents_ltm.api.event_log import (
     parse_levels,
 )
 from flink_agents_ltm.api.events import Event, InputEvent, OutputEvent
+from flink_agents_ltm.api.execution_environment import AgentsOptions
 from flink_agents_ltm.api.jsonl_file import JsonLinesFile
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.memory.observation import MemoryObservation
@@ -135,11 +136,8 @@ class EventLog:
         self._failed_writes = 0
 
     @property
-    def enabled(self) -> bool:
-        return True
-
-    @property
     def failed_writes(self) -> int:
+        """Records that could not be written (the job went on)."""
         return self._failed_writes
 
     def input(self, key: Any, seq: int, value: Any, replayed: bool = False) -> None:
@@ -240,10 +238,6 @@ class _NoEventLog(EventLog):
         pass
 
     @property
-    def enabled(self) -> bool:
-        return False
-
-    @property
     def failed_writes(self) -> int:
         return 0
 
@@ -265,8 +259,6 @@ NO_EVENT_LOG: EventLog = _NoEventLog()
 
 def open_event_log(config: Any, *, job: str, agent: str, subtask: int) -> EventLog:
     """The event log ``config`` (an ``AgentsConfiguration``) asks for."""
-    from flink_agents_ltm.api.execution_environment import AgentsOptions
-
     sink_name = config.get(AgentsOptions.EVENT_LOG_SINK)
     if sink_name == "off":
         return NO_EVENT_LOG

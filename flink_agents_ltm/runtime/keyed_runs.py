@@ -210,7 +210,7 @@ class KeyedRunEngine:
         self._stats = stats
         self._journal = journal  # the action-state store, None when off
         self._events = event_log
-        self.metrics = metrics if metrics is not None else RuntimeMetricGroup()
+        self._metrics = metrics if metrics is not None else RuntimeMetricGroup()
         self._works: dict[Any, _KeyWork] = {}
         self._current: _KeyWork | None = None
         self._driver = ActionDriver(pool, clock, stats, settings.timeout_s, self._enter,
@@ -482,7 +482,7 @@ class KeyedRunEngine:
             short_term=short_term, long_term=self._memory.get, resources=self._resources,
             mailbox_check=self._check, listened=self._listened, on_record=self._on_record,
             awaitable=action.is_async, journal=journal, trace=trace,
-            metrics=ActionMetrics(self.metrics, action.name))
+            metrics=ActionMetrics(self._metrics, action.name))
         return ActionExecution(action, event, ctx, step, observation_id,
                                isinstance(event, MemoryEvent), sensory, short_term,
                                journal=journal, trace=trace, started=self._clock.monotonic())

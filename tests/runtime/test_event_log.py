@@ -206,3 +206,22 @@ def test_trace_of_a_missing_file_says_so_in_one_line(tmp_path, capsys):
     assert code == 2 and len(err) == 1
     assert err[0].startswith(f"flink-agents-ltm trace: error: no event log at "
                              f"{tmp_path / 'nowhere.jsonl'}")
+
+
+def test_an_event_log_that_cannot_be_written_warns_once_and_the_job_goes_on(tmp_path, caplog):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    harness = AgentHarness(TracedAgent(), sync=True, config=options(tmp_path, **{
+        "agents.event-log.file": str(blocker / "events.jsonl")}))  # a folder that is a file
+    try:
+        with caplog.at_level(logging.WARNING, logger="flink_agents_ltm.runtime.event_log"):
+            harness.process_element(("k", "call"))
+            harness.process_element(("j", "call"))
+    finally:
+        harness.close()
+
+    warnings = [r.getMessage() for r in caplog.records
+                if r.name == "flink_agents_ltm.runtime.event_log"]
+    assert harness.outputs == [1000, 1000]
+    assert len(warnings) == 1 and "the event log could not be written" in warnings[0]
+    assert str(blocker) in warnings[0]
