@@ -19,6 +19,13 @@ bridge's jar carried by the wheel, PyFlink's ``lib/*.jar`` and its ``opt/flink-p
 JSON object per line: operations, ids and times, never a value. ``--erase-key`` removes a
 key's records from the log (its ids included) for the cases where even those must go.
 
+    flink-agents-ltm trace --job-id JOB --key KEY [--file FILE]
+                           [--config FILE | --config-env VAR]
+
+``trace`` prints a key's runs as a tree from the event log (``agents.event-log.sink``):
+each input, its actions with their durable calls, memory operations and sent events, its
+outputs and how the run ended (see :mod:`flink_agents_ltm.trace`).
+
 ``doctor`` checks this machine and install (see :mod:`flink_agents_ltm.doctor`).
 
 ``erase-key`` erases everything a job remembers of a key, every memory set of it, text
@@ -58,7 +65,9 @@ import yaml
 
 from flink_agents_ltm import __version__
 from flink_agents_ltm import doctor as checks
+from flink_agents_ltm import trace as tracing
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
+from flink_agents_ltm.api.event_log import configured_file
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
@@ -321,6 +330,27 @@ def audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def trace(args: argparse.Namespace) -> int:
+    if args.file:
+        path = Path(args.file).expanduser()
+    else:
+        values, _ = read_config(args.config, args.config_env)
+        path = configured_file(values, AgentsOptions.EVENT_LOG_FILE.key,
+                               LongTermMemoryOptions.BASE_DIR.key)
+    if not path.is_file():
+        raise UsageError(f"no event log at {path}: is '{AgentsOptions.EVENT_LOG_SINK.key}' "
+                         "'file' for the job, and is this the machine it runs on? (--file "
+                         "names another file)")
+    records = tracing.read_records(path, args.job_id, args.key)
+    if not records:
+        print(f"{PROGRAM} trace: no record of key {args.key!r} of job {args.job_id!r} in "
+              f"{path}", file=sys.stderr)
+        return 1
+    for line in tracing.render(records):
+        print(line)
+    return 0
+
+
 def compaction(config: AgentsConfiguration, job_id: str, factory: str
                ) -> Callable[[], None]:
     """What ``--compact`` runs after erasing, checked before anything is erased: ``VACUUM
@@ -440,6 +470,29 @@ def parser() -> argparse.ArgumentParser:
                              f"{CONFIG_VARIABLE}, if set)")
     trail.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     trail.set_defaults(run=audit)
+    tree = commands.add_parser(
+        "trace", help="print a key's runs as a tree from the event log",
+        description="Print the runs of one key of a job as a tree, read from the event log "
+                    f"('{AgentsOptions.EVENT_LOG_SINK.key}' file, or a Flink log the "
+                    "'logging' sink wrote to): each input, its actions (outcome, duration, "
+                    "error class) with their durable calls (write position, outcome), memory "
+                    "operations (set and item ids) and sent events, its outputs, and how "
+                    "the run ended. Exit 0 on success, 1 when the log holds no record of the "
+                    "key, 2 on bad arguments or a missing log.")
+    tree.add_argument("--job-id", required=True,
+                         help=f"the job's '{AgentsOptions.JOB_ID.key}'")
+    tree.add_argument("--key", required=True, help="the key's text, str(key)")
+    tree.add_argument("--file", metavar="FILE",
+                         help="the event log (default: the configuration's "
+                              f"'{AgentsOptions.EVENT_LOG_FILE.key}', else "
+                              "event-log/events.jsonl under the home folder)")
+    source = tree.add_mutually_exclusive_group()
+    source.add_argument("--config", metavar="FILE",
+                        help="YAML or JSON file of the job's options (where its log is)")
+    source.add_argument("--config-env", metavar="VAR",
+                        help=f"environment variable holding that text (default: "
+                             f"{CONFIG_VARIABLE}, if set)")
+    tree.set_defaults(run=trace)
     doctor = commands.add_parser(
         "doctor", help="check this machine and install: Python, Java and Pemja, PyFlink, "
                        "extras, torch, the embedding model, the CPU, a pgvector store, the "

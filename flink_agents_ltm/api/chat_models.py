@@ -37,6 +37,7 @@ __all__ = [
     "ChatTurnsExceededError",
     "MessageRole",
     "ModelProviderError",
+    "TokenUsage",
     "Tool",
     "ToolCall",
     "ToolCallError",
@@ -63,15 +64,42 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class TokenUsage:
+    """The tokens a model call used, as the provider reported them."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+    def __post_init__(self) -> None:
+        for name in ("prompt_tokens", "completion_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"TokenUsage.{name} must be an int >= 0, got {value!r}")
+
+    @classmethod
+    def reported(cls, prompt_tokens: Any, completion_tokens: Any) -> TokenUsage | None:
+        """What a provider's answer says, or ``None`` when it says nothing usable (a
+        missing or malformed usage never fails a model call)."""
+        try:
+            return cls(prompt_tokens, completion_tokens)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
 class ChatMessage:
     """One message of a conversation. A tool result names the call it answers
-    in ``tool_call_id`` (and the tool in ``name``)."""
+    in ``tool_call_id`` (and the tool in ``name``). An assistant's answer carries the
+    call's ``usage`` when the provider reported it (the runtime counts it in the
+    ``promptTokens`` / ``completionTokens`` metrics); it is not part of the conversation
+    and does not take part in comparisons."""
 
     role: MessageRole | str
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = field(default=())
     tool_call_id: str | None = None
     name: str | None = None
+    usage: TokenUsage | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         try:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from flink_agents_ltm.api.configuration import ConfigOption, Configuration, ConfigurationError
+from flink_agents_ltm.api.event_log import SINKS, parse_level, parse_levels
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 
 __all__ = ["AgentsConfiguration", "AgentsOptions", "LongTermMemoryOptions"]
@@ -19,6 +20,24 @@ __all__ = ["AgentsConfiguration", "AgentsOptions", "LongTermMemoryOptions"]
 def _positive(option: ConfigOption[Any], value: Any) -> None:
     if value is not None and value <= 0:
         raise ConfigurationError(f"option '{option.key}' must be positive, got {value!r}")
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[ConfigOption[Any], Any], None]:
+    def check(option: ConfigOption[Any], value: Any) -> None:
+        if value is not None and value not in choices:
+            raise ConfigurationError(f"option '{option.key}' is one of {', '.join(choices)}, "
+                                     f"got {value!r}")
+    return check
+
+
+def _checked_by(parse: Callable[[Any, str], Any]) -> Callable[[ConfigOption[Any], Any], None]:
+    def check(option: ConfigOption[Any], value: Any) -> None:
+        if value is not None:
+            try:
+                parse(value, f"option '{option.key}'")
+            except ValueError as error:
+                raise ConfigurationError(str(error)) from None
+    return check
 
 
 class AgentsOptions:
@@ -74,6 +93,32 @@ class AgentsOptions:
         "agents.progress-interval-ms", int, 10_000,
         "How often each operator subtask logs a progress line (inputs, actions, durable "
         "calls) at INFO while it works.", duration=True)
+    EVENT_LOG_SINK: ConfigOption[str] = ConfigOption(
+        "agents.event-log.sink", str, "off",
+        "Where the event log goes (every event and action of every key, one JSON object "
+        "per line): 'off' (the default), 'logging' (the Python logger "
+        "'flink_agents_ltm.event_log', which reaches Flink's log; not the console) or "
+        "'file' (appended to agents.event-log.file, 0600, safe across processes).")
+    EVENT_LOG_FILE: ConfigOption[str | None] = ConfigOption(
+        "agents.event-log.file", str, None,
+        "The file of the 'file' sink. Unset: event-log/events.jsonl under the embedded "
+        "base-dir, else $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm.")
+    EVENT_LOG_LEVEL: ConfigOption[str] = ConfigOption(
+        "agents.event-log.level", str, "INFO",
+        "The level records of an event type are written at, for types "
+        "agents.event-log.levels does not name: DEBUG, INFO, WARNING, ERROR or OFF (not "
+        "written). The records of a failure are written at WARNING at least.")
+    EVENT_LOG_LEVELS: ConfigOption[str | None] = ConfigOption(
+        "agents.event-log.levels", str, None,
+        "Levels per event type, e.g. 'InputEvent:INFO,ChatRequestEvent:DEBUG,"
+        "MemorySearchEvent:OFF' (class name or module.QualifiedName). A record belongs to "
+        "the type of the event it is about (an action's, a durable call's and a memory "
+        "operation's: the event that triggered the action).")
+    EVENT_LOG_MAX_PAYLOAD_CHARS: ConfigOption[int] = ConfigOption(
+        "agents.event-log.max-payload-chars", int, 300,
+        "Longest payload (an event's, a durable result's, an output's) a record carries, in "
+        "characters of its JSON; a longer one is cut there and the record says its full "
+        "length. Secrets are masked before the cut.")
     LONG_TERM_MEMORY_FACTORY: ConfigOption[str] = ConfigOption(
         "agents.long-term-memory.factory", str, "mem0",
         "Which long-term memory the job builds: 'mem0' (the default), 'in-memory' (tests and "
@@ -95,6 +140,10 @@ class AgentsOptions:
         PROGRESS_INTERVAL_MS.key: _positive,
         SHORT_TERM_MEMORY_TTL_MS.key: _positive,
         ACTION_STATE_RETENTION_MS.key: _positive,
+        EVENT_LOG_MAX_PAYLOAD_CHARS.key: _positive,
+        EVENT_LOG_SINK.key: _one_of(SINKS),
+        EVENT_LOG_LEVEL.key: _checked_by(parse_level),
+        EVENT_LOG_LEVELS.key: _checked_by(parse_levels),
     }
 
     @classmethod

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from flink_agents_ltm.api.events import Event
 from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
+from flink_agents_ltm.api.metric_group import MetricGroup
 from flink_agents_ltm.api.resources import ResourceType
 
 if TYPE_CHECKING:
@@ -115,6 +116,20 @@ class RunnerContext(ABC):
     @property
     @abstractmethod
     def long_term_memory(self) -> BaseLongTermMemory: ...
+
+    @property
+    def agent_metric_group(self) -> MetricGroup | None:
+        """The agent's metric group (the operator's ``flink_agents`` group), shared by every
+        action: counters, meters, gauges and histograms the action creates by name (see
+        :mod:`flink_agents_ltm.api.metric_group`). ``None`` where no metrics are kept."""
+        return None
+
+    @property
+    def action_metric_group(self) -> MetricGroup | None:
+        """This action's own metric group (``action.<action name>`` of the agent group);
+        the runtime counts ``ctx.chat``'s tokens and model latency under its
+        ``model.<chat model>`` sub-group. ``None`` where no metrics are kept."""
+        return None
 
     @abstractmethod
     def get_resource(self, name: str, resource_type: ResourceType | None = None) -> Any:

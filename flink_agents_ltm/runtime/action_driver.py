@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flink_agents_ltm.api.agent import Action
@@ -36,6 +36,7 @@ from flink_agents_ltm.runtime.durable import (
     UnsupportedAwaitableError,
     recordable,
 )
+from flink_agents_ltm.runtime.event_log import NO_STEP, StepTrace
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
 from flink_agents_ltm.runtime.operator_metrics import OperatorStats
 from flink_agents_ltm.runtime.protocols import CallHandle, Clock, WorkerPool
@@ -79,6 +80,9 @@ class ActionExecution:
     # started marker of the call in flight.
     journal: StepJournal | None = None
     journaled: tuple[str, str] | None = None
+    # The event log's view of the step (a no-op when the log is off), and when it started.
+    trace: StepTrace = field(default=NO_STEP)
+    started: float = 0.0
 
 
 class _RefusingEventLoop:
@@ -146,6 +150,8 @@ class ActionDriver:
                 execution.journaled = None
                 execution.abandoned_calls += 1
                 self._stats.durable_calls_timed_out += 1
+                execution.trace.call(handle.call.name, handle.position, "timed_out",
+                                     self._clock.monotonic() - handle.started)
                 return self._drive(execution, None, DurableCallTimeoutError(
                     f"durable call {handle.call.name} did not finish within "
                     f"{self._timeout_s:g} s (agents.durable-async.timeout-ms)"))
@@ -165,14 +171,18 @@ class ActionDriver:
                  handle: CallHandle) -> tuple[Any, BaseException | None]:
         execution.pending = None
         stats = self._stats
-        stats.durable_call_time_ms += int((handle.finished - handle.started) * 1000)
+        elapsed = handle.finished - handle.started
+        stats.durable_call_time_ms += int(elapsed * 1000)
+        handle.call.elapsed_s = elapsed
         result, error = handle.outcome()
         name = handle.call.name
+        trace = execution.trace
         # A failed call keeps its started marker: it may have had its effect before it
         # raised, so a replay (or a retry at this position) asks its reconciler.
         execution.journaled = None
         if error is not None:
             stats.durable_calls_failed += 1
+            trace.call(name, handle.position, "failed", elapsed, error)
             failure = DurableCallError(f"durable call {name} failed: "
                                        f"{type(error).__name__}: {error}")
             failure.__cause__ = error
@@ -181,7 +191,9 @@ class ActionDriver:
         try:
             value = recordable(name, result)
         except Exception as not_recordable:  # noqa: BLE001 - the action gets it
+            trace.call(name, handle.position, "failed", elapsed, not_recordable)
             return None, not_recordable
+        trace.call(name, handle.position, "completed", elapsed, result=value)
         execution.step.record(name, value)
         self._on_record()
         return value, None
@@ -198,6 +210,8 @@ class ActionDriver:
         if state == RESULT:
             # The call ran in a process that failed: whether it stored long-term-memory
             # items is unknown here, so the record says it may have.
+            execution.trace.call(request.name, position, "recovered", result=value)
+            request.replayed = True
             execution.step.record(request.name, value).stored_items = None
             self._stats.durable_calls_replayed += 1
             self._on_record()
@@ -229,11 +243,14 @@ class ActionDriver:
                 raise StepFailed(UnsupportedAwaitableError(
                     f"the action awaited {what}, which is not a durable call: {AWAIT_RULE}"))
             try:
+                position = execution.step.position
                 replayed, send = execution.step.replay(request.name)
             except NonDeterministicReplayError as error:
                 coroutine.close()
                 raise StepFailed(error) from error
             if replayed:
+                request.replayed = True
+                execution.trace.call(request.name, position, "replayed", result=send)
                 continue
             if execution.journal is not None:
                 try:

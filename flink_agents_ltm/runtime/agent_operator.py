@@ -31,6 +31,7 @@ from flink_agents_ltm.api.redaction import chainable, redact_text
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.runtime.action_state.journal import open_journal
 from flink_agents_ltm.runtime.durable import describe
+from flink_agents_ltm.runtime.event_log import open_event_log
 from flink_agents_ltm.runtime.keyed_runs import (
     AgentActionError,
     EngineSettings,
@@ -40,6 +41,7 @@ from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck, task_thread_interrupted
 from flink_agents_ltm.runtime.memory.factories import DEFAULT as DEFAULT_FACTORY
 from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
+from flink_agents_ltm.runtime.metric_groups import RuntimeMetricGroup
 from flink_agents_ltm.runtime.operator_log import ProgressLog, log_to_console
 from flink_agents_ltm.runtime.operator_metrics import OperatorMetrics, OperatorStats
 from flink_agents_ltm.runtime.parent_watchdog import check_task_manager, watch_task_manager
@@ -114,7 +116,10 @@ class AgentOperator(KeyedProcessFunction):
             pool=self._pool, clock=clock, settings=settings, memory=memory,
             resources=self._resources.get, mailbox_check=self._check, stats=self.stats,
             journal=open_journal(config, self._subtask,  # a restart recovers: keep rows
-                                 fresh=attempt_number(runtime_context) == 0))
+                                 fresh=attempt_number(runtime_context) == 0),
+            event_log=open_event_log(config, job=config.get(AgentsOptions.JOB_ID),
+                                     agent=self._name, subtask=self._subtask),
+            metrics=RuntimeMetricGroup(self._metrics.group))
         self._progress = ProgressLog(
             log, clock, config.get(AgentsOptions.PROGRESS_INTERVAL_MS) / 1000,
             lambda: f"agent {self._name} on subtask {self._subtask}: {self.stats.progress()}")

@@ -78,8 +78,10 @@ class ChatLoop:
     async def run(self) -> ChatMessage:
         scope = self._open_scope()
         for _ in range(self._max_turns):
-            reply = await DurableCall(self._model.chat, (tuple(self._history), self._tools), {},
-                                      name=f"chat model '{self._model_name}'")
+            call = DurableCall(self._model.chat, (tuple(self._history), self._tools), {},
+                               name=f"chat model '{self._model_name}'")
+            reply = await call
+            self._ctx.model_answered(self._model_name, call, reply)
             scope.persist()
             self._history.append(reply)
             if not reply.tool_calls:

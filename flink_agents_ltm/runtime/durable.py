@@ -89,6 +89,10 @@ class DurableCall:
         # and write the result ahead as soon as it is known, on the calling thread.
         self.reconciling = False
         self.on_result: Callable[[Any], None] | None = None
+        # Set by the runtime once awaited: answered from a record without running
+        # (``replayed``), or how long the call ran.
+        self.replayed = False
+        self.elapsed_s: float | None = None
 
     def run(self) -> Any:
         result = CALL_AGAIN

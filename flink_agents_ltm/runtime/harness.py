@@ -41,10 +41,12 @@ from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.runtime.action_state.journal import open_journal
 from flink_agents_ltm.runtime.durable import DurableCall
+from flink_agents_ltm.runtime.event_log import open_event_log
 from flink_agents_ltm.runtime.keyed_runs import EngineSettings, KeyedRunEngine
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
 from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
+from flink_agents_ltm.runtime.metric_groups import RuntimeMetricGroup
 from flink_agents_ltm.runtime.operator_metrics import OperatorStats
 from flink_agents_ltm.runtime.protocols import KeyedStates
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
@@ -346,6 +348,8 @@ class AgentHarness:
         self._late: list[tuple[bool, Any, int]] | None = None  # (register?, key, timestamp)
         self.outputs: list[Any] = []
         self.stats = OperatorStats()
+        # The agent's metric group, in memory: ``metrics.values()`` reads every metric.
+        self.metrics = RuntimeMetricGroup()
         timeout_s = self.config.get(AgentsOptions.ASYNC_TIMEOUT_MS) / 1000
         self.pool = ManualWorkerPool(self.clock, self.config.get(AgentsOptions.ASYNC_CAPACITY),
                                      timeout_s, sync=sync, run_on_wait=run_on_wait)
@@ -367,7 +371,10 @@ class AgentHarness:
                 fail_job=self.config.get(AgentsOptions.ERROR_HANDLING) == "fail",
                 retain=self.config.get(AgentsOptions.RETAIN_ACTION_STATE)),
             memory=self.memory, resources=self.resources.get, mailbox_check=self.check,
-            stats=self.stats, journal=self.journal)
+            stats=self.stats, journal=self.journal,
+            event_log=open_event_log(self.config, job=self.config.get(AgentsOptions.JOB_ID),
+                                     agent=type(agent).__name__, subtask=0),
+            metrics=self.metrics)
 
     def _state(self, name: str) -> Any:
         if name in ("pending", "short_term"):

@@ -85,8 +85,10 @@ from flink_agents_ltm.runtime.action_state.journal import (
 )
 from flink_agents_ltm.runtime.action_state.store import RunTag
 from flink_agents_ltm.runtime.durable import recordable
+from flink_agents_ltm.runtime.event_log import NO_EVENT_LOG, EventLog
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
+from flink_agents_ltm.runtime.metric_groups import ActionMetrics, RuntimeMetricGroup
 from flink_agents_ltm.runtime.operator_metrics import OperatorStats
 from flink_agents_ltm.runtime.protocols import (
     CallHandle,
@@ -198,7 +200,8 @@ class KeyedRunEngine:
                  clock: Clock, settings: EngineSettings, memory: LazyActionMemory,
                  resources: Callable[[str, ResourceType | None], Any],
                  mailbox_check: Callable[[], None], stats: OperatorStats,
-                 journal: ActionJournal | None = None):
+                 journal: ActionJournal | None = None, event_log: EventLog = NO_EVENT_LOG,
+                 metrics: RuntimeMetricGroup | None = None):
         self._actions = actions
         self._states = states
         self._pool = pool
@@ -209,6 +212,8 @@ class KeyedRunEngine:
         self._check = mailbox_check
         self._stats = stats
         self._journal = journal  # the action-state store, None when off
+        self._events = event_log
+        self._metrics = metrics if metrics is not None else RuntimeMetricGroup()
         self._works: dict[Any, _KeyWork] = {}
         self._current: _KeyWork | None = None
         self._driver = ActionDriver(pool, clock, stats, settings.timeout_s, self._enter,
@@ -229,7 +234,7 @@ class KeyedRunEngine:
             self._enqueue(work, value, timers)
         else:
             seq = self._states.next_seq.value()
-            work = _KeyWork(key, self._new_run(seq or 0, value, RunRecord(seq or 0)),
+            work = _KeyWork(key, self._new_run(key, seq or 0, value, RunRecord(seq or 0)),
                             next_seq=(seq or 0) + 1, keeps_counter=seq is not None)
             self._works[key] = work
         outputs: list[Any] = []
@@ -299,7 +304,8 @@ class KeyedRunEngine:
             log.info("replaying input #%d of key %r after recovery: %d step(s) done, %d "
                      "durable result(s) recorded", busy.head, key, len(record.steps),
                      len(record.calls))
-        run = self._new_run(busy.head, self._states.pending.get(busy.head), record)
+        run = self._new_run(key, busy.head, self._states.pending.get(busy.head), record,
+                            replayed=stored_record and record.has_progress)
         run.stored = stored_record
         # The replay answers recorded calls without running them, so their writes are not
         # counted again in this process: the record says whether they stored items.
@@ -312,7 +318,9 @@ class KeyedRunEngine:
         self._works[key] = work
         return work
 
-    def _new_run(self, seq: int, value: Any, record: RunRecord) -> _Run:
+    def _new_run(self, key: Any, seq: int, value: Any, record: RunRecord,
+                 replayed: bool = False) -> _Run:
+        self._events.input(key, seq, value, replayed)
         return _Run(seq, value, record, deque([InputEvent(value)]))
 
     def _enqueue(self, work: _KeyWork, value: Any, timers: Timers) -> None:
@@ -396,7 +404,7 @@ class KeyedRunEngine:
         seq = work.run.seq + 1
         if seq >= work.next_seq:
             return False
-        work.run = self._new_run(seq, self._states.pending.get(seq), RunRecord(seq))
+        work.run = self._new_run(work.key, seq, self._states.pending.get(seq), RunRecord(seq))
         work.waiting -= 1
         self._stats.inputs_waiting -= 1
         work.busy_dirty = True
@@ -470,6 +478,7 @@ class KeyedRunEngine:
         journal = (None if self._journal is None else
                    StepJournal(self._journal, lambda: self._journal_tag(work.key, run),
                                run.step_index))
+        trace = self._events.step(work.key, run.seq, observation_id, action.name, event)
         sensory = KeyedMemoryStore(_SensoryLayer(run.record), self._check, "sensory memory")
         short_term = KeyedMemoryStore(_ShortTermLayer(self._states.short_term, run.record),
                                       self._check, "short-term memory")
@@ -477,10 +486,11 @@ class KeyedRunEngine:
             key=work.key, action_name=action.name, step=step, sensory=sensory,
             short_term=short_term, long_term=self._memory.get, resources=self._resources,
             mailbox_check=self._check, listened=self._listened, on_record=self._on_record,
-            awaitable=action.is_async, journal=journal)
+            awaitable=action.is_async, journal=journal, trace=trace,
+            metrics=ActionMetrics(self._metrics, action.name))
         return ActionExecution(action, event, ctx, step, observation_id,
                                isinstance(event, MemoryEvent), sensory, short_term,
-                               journal=journal)
+                               journal=journal, trace=trace, started=self._clock.monotonic())
 
     def _journal_tag(self, key: Any, run: _Run) -> RunTag:
         """The store's run for ``run``'s input: after a recovery the key's inputs may
@@ -512,6 +522,10 @@ class KeyedRunEngine:
             self._stats.count_observations(outcome.observations)
             self._stats.memory_events_emitted += len(memory_events)
         sent = step.sent + memory_events
+        trace = execution.trace
+        trace.memory(outcome.observations)
+        trace.sent(sent, step.outputs)
+        trace.end("completed", self._clock.monotonic() - execution.started)
         run.record.steps.append(sent)
         run.record.calls = []
         run.record.outputs.extend(step.outputs)
@@ -537,6 +551,7 @@ class KeyedRunEngine:
                     or execution.abandoned_calls):
                 self._keep_counter(work)
             self._journal_step_done(work, execution)
+            execution.trace.end("failed", self._clock.monotonic() - execution.started, error)
             event_name = type(execution.event).__name__
             action_name = execution.action.name
         failure = AgentActionError(
@@ -552,6 +567,8 @@ class KeyedRunEngine:
         """The run ended: a completed one emits its outputs and applies its short-term
         writes; a failed one (``ignore`` mode) leaves nothing."""
         run = work.run
+        self._events.run_end(work.key, run.seq, completed,
+                             len(run.record.outputs) if completed else 0)
         if completed:
             for path, payload in run.record.short_term.items():
                 if payload is None:

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from flink_agents_ltm.api.event_log import EVENT_LOGGER
 from flink_agents_ltm.api.job_errors import verbose
 from flink_agents_ltm.runtime.protocols import Clock
 
@@ -84,6 +85,8 @@ class _ConsoleHandler(logging.StreamHandler):
         pass
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.name == EVENT_LOGGER:
+            return  # the event log's lines go to Flink's log only (the root logger)
         super().emit(_job_failure_pointer(record))
 
 

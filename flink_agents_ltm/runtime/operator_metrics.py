@@ -136,6 +136,7 @@ class OperatorMetrics:
     def __init__(self, metric_group: Any, stats: OperatorStats):
         self._stats = stats
         group = metric_group.add_group(GROUP)
+        self.group = group  # where the user metric groups and token metrics go too
         self.settable_gauges = _is_embedded(group)
         self._counters = [(a, group.counter(name)) for a, name in COUNTERS]
         self._counters += [(a, group.add_group("op", op).counter("memoryOperations"))

@@ -90,6 +90,7 @@ class CallHandle(Protocol):
     """One durable call on the worker pool, as the engine sees it (mailbox thread)."""
 
     call: DurableCall
+    position: str  # the call's write position in its step (call<k>)
     started: float  # clock time the call started
     deadline: float  # clock time after which it times out
     finished: float  # clock time it returned or raised (once done)

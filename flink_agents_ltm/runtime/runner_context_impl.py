@@ -10,6 +10,7 @@ instead of calling. An inline durable call runs at its write position
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from flink_agents_ltm.api.chat_models import BaseChatModelSetup, ChatMessage, Me
 from flink_agents_ltm.api.events import Event, MemoryEvent, OutputEvent
 from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MailboxThreadError
 from flink_agents_ltm.api.memory.write_position import write_position
+from flink_agents_ltm.api.metric_group import MetricGroup
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.api.runner_context import MemoryObject, RunnerContext
 from flink_agents_ltm.api.tools import Tool, tool
@@ -29,7 +31,9 @@ from flink_agents_ltm.runtime.durable import (
     call_name,
     recordable,
 )
+from flink_agents_ltm.runtime.event_log import NO_STEP, StepTrace
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject, KeyedMemoryStore
+from flink_agents_ltm.runtime.metric_groups import ActionMetrics
 from flink_agents_ltm.runtime.step import Step
 
 
@@ -49,6 +53,8 @@ class RunnerContextImpl(RunnerContext):
         on_record: Callable[[], None],
         awaitable: bool = True,
         journal: StepJournal | None = None,
+        trace: StepTrace = NO_STEP,
+        metrics: ActionMetrics | None = None,
     ):
         self._key = key
         self._awaitable = awaitable
@@ -64,6 +70,32 @@ class RunnerContextImpl(RunnerContext):
         self._check = mailbox_check
         self._on_record = on_record
         self._journal = journal
+        self._trace = trace
+        self._metrics = metrics
+
+    @property
+    def trace(self) -> StepTrace:
+        """The event log's view of this step."""
+        return self._trace
+
+    @property
+    def agent_metric_group(self) -> MetricGroup | None:
+        return None if self._metrics is None else self._metrics.agent_group
+
+    @property
+    def action_metric_group(self) -> MetricGroup | None:
+        return None if self._metrics is None else self._metrics.group
+
+    def model_answered(self, model: str, call: DurableCall, reply: ChatMessage) -> None:
+        """``ctx.chat``'s model call ``call`` answered ``reply``: its tokens and latency in
+        the action's metrics, unless the answer was replayed (the model was not called)."""
+        if self._metrics is None or call.replayed:
+            return
+        usage = reply.usage
+        self._metrics.model_call(
+            model, None if usage is None else usage.prompt_tokens,
+            None if usage is None else usage.completion_tokens,
+            None if call.elapsed_s is None else round(call.elapsed_s * 1000))
 
     @property
     def key(self) -> Any:
@@ -111,28 +143,34 @@ class RunnerContextImpl(RunnerContext):
                               **kwargs: Any) -> Any:
         """``durable_execute`` recorded under ``name`` (``ctx.chat`` names tool calls)."""
         self.check_mailbox("durable_execute")
+        position = self._step.position
         replayed, result = self._step.replay(name)
         if replayed:
+            self._trace.call(name, position, "replayed", result=result)
             return result
-        position = self._step.position
         call = DurableCall(fn, args, kwargs, name=name)
         if self._journal is not None:  # the action-state store: write ahead
             state, result = self._journal.replay(position, name)
             if state == RESULT:  # ran in a failed process: it may have stored items
+                self._trace.call(name, position, "recovered", result=result)
                 self._step.record(name, result).stored_items = None
                 self._on_record()
                 return result
             call.reconciling = state == STARTED
             _, call.on_result = self._journal.start(position, name)
+        started = time.monotonic()
         try:
             with write_position(position):
                 result = call.run()
             recordable(name, result)
         except Exception as error:  # a failed call's started marker stays (see action_driver)
+            self._trace.call(name, position, "failed", time.monotonic() - started, error)
             if isinstance(error, DurableResultNotSerializableError):
                 raise
             raise DurableCallError(f"durable call {name} failed: "
                                    f"{type(error).__name__}: {error}") from error
+        self._trace.call(name, position, "completed", time.monotonic() - started,
+                         result=result)
         self._step.record(name, result)
         self._on_record()
         return result

@@ -10,7 +10,8 @@ its ids must go, and leaves one record of that removal naming the key only by it
 
 Several processes of one machine may append to the same file: each record is one
 ``write`` under an exclusive ``flock`` of the file, and an appender reopens the file when an
-erasure has replaced it, so no record is written into a file that is already gone.
+erasure has replaced it, so no record is written into a file that is already gone
+(:class:`~flink_agents_ltm.api.jsonl_file.JsonLinesFile`).
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ import fcntl
 import hashlib
 import json
 import os
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from flink_agents_ltm.api.jsonl_file import JsonLinesFile
 
 #: Operations a record can name.
 OPERATIONS = ("add", "get", "search", "update", "delete", "delete_memory_set", "erase_key",
@@ -50,7 +51,7 @@ class MemoryAuditLog:
         self._path = Path(path).expanduser()
         self._reads = bool(reads)
         self._clock = clock
-        self._lock = threading.Lock()
+        self._file = JsonLinesFile(self._path, "the memory audit log", AuditLogError)
 
     @property
     def path(self) -> Path:
@@ -131,39 +132,7 @@ class MemoryAuditLog:
         return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
     def _append(self, entries: list[dict[str, Any]]) -> None:
-        data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries).encode()
-        with self._locked(fcntl.LOCK_EX, append=True) as handle:
-            os.write(handle.fileno(), data)
+        self._file.append(entries)
 
-    @contextmanager
-    def _locked(self, mode: int, append: bool = False) -> Iterator[Any]:
-        """The file, opened (created 0600 in a 0700 folder) and locked with ``mode``; opened
-        again when an erasure replaced it between the open and the lock."""
-        try:
-            with self._lock:
-                folder = self._path.parent
-                if not folder.exists():
-                    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-                while True:
-                    flags = (os.O_WRONLY | os.O_APPEND if append else os.O_RDONLY) | os.O_CREAT
-                    descriptor = os.open(self._path, flags, 0o600)
-                    handle = os.fdopen(descriptor, "ab" if append else "r", encoding=None
-                                       if append else "utf-8")
-                    try:
-                        fcntl.flock(handle.fileno(), mode)
-                        if os.fstat(handle.fileno()).st_ino != _inode(self._path):
-                            continue  # replaced by an erasure while we waited: open again
-                        yield handle
-                        return
-                    finally:
-                        handle.close()
-        except OSError as error:
-            raise AuditLogError(f"the memory audit log {self._path} cannot be used: "
-                                f"{error.strerror or type(error).__name__}") from None
-
-
-def _inode(path: Path) -> int:
-    try:
-        return os.stat(path).st_ino
-    except FileNotFoundError:
-        return -1
+    def _locked(self, mode: int, append: bool = False) -> Any:
+        return self._file.locked(mode, append)

@@ -31,6 +31,7 @@ from flink_agents_ltm.api.chat_models import (
     BaseChatModelSetup,
     ChatMessage,
     MessageRole,
+    TokenUsage,
     Tool,
     ToolCall,
 )
@@ -109,7 +110,11 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
                     text.append(block.text)
                 elif block.type == "tool_use":
                     calls.append(ToolCall(block.id, block.name, dict(block.input)))
-            return ChatMessage(MessageRole.ASSISTANT, "".join(text), tuple(calls))
+            usage = getattr(raw.parse(), "usage", None)
+            return ChatMessage(MessageRole.ASSISTANT, "".join(text), tuple(calls),
+                               usage=TokenUsage.reported(
+                                   getattr(usage, "input_tokens", None),
+                                   getattr(usage, "output_tokens", None)))
         except (AttributeError, KeyError, TypeError, ValueError) as error:
             raise self.endpoint.malformed(str(raw.http_response.request.url), error,
                                           answer) from None

@@ -17,6 +17,7 @@ from flink_agents_ltm.api.chat_models import (
     BaseChatModelSetup,
     ChatMessage,
     MessageRole,
+    TokenUsage,
     Tool,
     ToolCall,
 )
@@ -60,7 +61,9 @@ class OllamaChatModelSetup(BaseChatModelSetup):
             calls = tuple(ToolCall(f"call_{i}", c["function"]["name"],
                                    dict(c["function"].get("arguments") or {}))
                           for i, c in enumerate(message.get("tool_calls") or ()))
-            return ChatMessage(MessageRole.ASSISTANT, message.get("content") or "", calls)
+            return ChatMessage(MessageRole.ASSISTANT, message.get("content") or "", calls,
+                               usage=TokenUsage.reported(answer.get("prompt_eval_count"),
+                                                         answer.get("eval_count")))
         except (AttributeError, KeyError, TypeError, ValueError) as error:
             raise self.endpoint.malformed(self.endpoint.base_url + path, error, answer) from None
 

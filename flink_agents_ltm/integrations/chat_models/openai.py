@@ -35,6 +35,7 @@ from flink_agents_ltm.api.chat_models import (
     BaseChatModelSetup,
     ChatMessage,
     MessageRole,
+    TokenUsage,
     Tool,
     ToolCall,
 )
@@ -163,7 +164,11 @@ class OpenAIChatModelSetup(BaseChatModelSetup):
         try:
             message = raw.parse().choices[0].message
             calls = tuple(_tool_call(c) for c in message.tool_calls or ())
-            return ChatMessage(MessageRole.ASSISTANT, message.content or "", calls)
+            usage = getattr(raw.parse(), "usage", None)
+            return ChatMessage(MessageRole.ASSISTANT, message.content or "", calls,
+                               usage=TokenUsage.reported(
+                                   getattr(usage, "prompt_tokens", None),
+                                   getattr(usage, "completion_tokens", None)))
         except (AttributeError, IndexError, KeyError, TypeError, ValueError) as error:
             raise self.endpoint.malformed(str(raw.http_response.request.url), error,
                                           answer) from None

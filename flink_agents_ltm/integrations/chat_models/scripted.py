@@ -23,6 +23,12 @@ result), pass ``respond=function`` instead: ``function(messages, tools)``
 returns an answer in the same forms. It must be a module-level function, so
 that the job can ship it to the TaskManagers.
 
+Each answer reports its token usage as a real provider does (``ChatMessage.usage``, which
+the runtime counts in its ``promptTokens`` / ``completionTokens`` metrics), counted in
+words: the prompt's tokens are the words of every message's content, the completion's
+the words of the answer's content plus one per tool call. An answer given as a
+``ChatMessage`` that carries its own ``usage`` keeps it.
+
 The model keeps no state, so it is safe on every worker thread. Use it to try
 ``ctx.chat`` with tools, to write tests of your agents, and in examples; it
 understands nothing.
@@ -30,6 +36,7 @@ understands nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -37,6 +44,7 @@ from flink_agents_ltm.api.chat_models import (
     BaseChatModelSetup,
     ChatMessage,
     MessageRole,
+    TokenUsage,
     Tool,
     ToolCall,
 )
@@ -74,14 +82,24 @@ class ScriptedChatModelSetup(BaseChatModelSetup):
              json_mode: bool = False) -> ChatMessage:
         turn = sum(1 for m in messages if m.role is MessageRole.ASSISTANT)
         if self.respond is not None:
-            return to_message(self.respond(tuple(messages), tuple(tools or ())), turn)
+            return with_usage(messages, to_message(
+                self.respond(tuple(messages), tuple(tools or ())), turn))
         answers = self.answers or ()
         if turn >= len(answers):
             raise ScriptExhaustedError(
                 f"the scripted chat model has {len(answers)} answer(s) and this chat "
                 f"asks for answer {turn + 1}: end the script with an answer without "
                 "tool_calls, or add answers")
-        return answers[turn]
+        return with_usage(messages, answers[turn])
+
+
+def with_usage(messages: Sequence[ChatMessage], reply: ChatMessage) -> ChatMessage:
+    """``reply`` with its token usage in words (unless it has one)."""
+    if reply.usage is not None:
+        return reply
+    prompt = sum(len(m.content.split()) for m in messages)
+    completion = len(reply.content.split()) + len(reply.tool_calls)
+    return dataclasses.replace(reply, usage=TokenUsage(prompt, completion))
 
 
 def to_message(answer: Answer, turn: int) -> ChatMessage:

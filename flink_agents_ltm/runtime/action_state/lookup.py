@@ -1,5 +1,6 @@
-"""The value objects an action-state store takes and answers for a call (its own module: the stores import it, and
-``store`` imports the SQLite store when a job names it, so neither imports the other)."""
+"""The value objects an action-state store takes and answers (their own module: the
+stores import them, and ``store`` imports the SQLite store when a job names it, so
+neither imports the other)."""
 
 from __future__ import annotations
 
