@@ -230,3 +230,31 @@ def test_after_expiry_and_a_sweep_the_text_is_in_no_row_of_pgvector(pgvector_ses
         assert impl.ltm.sweep_expired() == 1
         assert rows_mentioning(marker) == []
         assert len(rows_mentioning("someone else's note")) == 1
+
+
+def test_an_embedded_store_file_from_before_expiry_gets_the_column_and_its_rows_never_expire(
+        tmp_path):
+    import sqlite3
+
+    from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
+
+    path = str(tmp_path / "vectors.sqlite3")
+    scope = {"user_id": "j", "agent_id": "k", "run_id": "n"}
+    old = EmbeddedVectorStore(path, 3)
+    old.insert([[1.0, 0.0, 0.0]], [{**scope, "data": "written long ago"}], ["a"])
+    old.close()
+    with sqlite3.connect(path) as conn:  # the file as the store wrote it before expiry
+        conn.execute("DROP INDEX vectors_expiry")
+        conn.execute("ALTER TABLE vectors DROP COLUMN expires_at")
+    conn.close()
+
+    store = EmbeddedVectorStore(path, 3)
+    try:
+        visible = {**scope, "NOT": [{"expires_at": {"lte": START}}]}
+        assert [hit.id for hit in store.search("q", [1.0, 0.0, 0.0], 5, visible)] == ["a"]
+        store.insert([[0.0, 1.0, 0.0]], [{**scope, "data": "new", "expires_at": START}], ["b"])
+        assert [row.id for row in store.list(visible)[0]] == ["a"]
+        assert [row.id for row in store.list({"user_id": "j", "expires_at": {"lte": START}}
+                                             )[0]] == ["b"]
+    finally:
+        store.close()
