@@ -10,8 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from flink_agents_ltm.api.memory.expiry import Retention
 from flink_agents_ltm.api.memory.audit import MemoryAuditLog
+from flink_agents_ltm.api.memory.expiry import Retention
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from tests.memory.contracts import implementation

@@ -616,12 +616,13 @@ class BaseLongTermMemory(ABC):
         swept: list[SweptItem] = _store_call(
             f"sweep of expired items of job '{self._job_id}'",
             lambda: self._sweep_expired(self._job_id, expired_at(now), limit))
-        if self._audit_log is not None:
+        audit_log = self._audit_log
+        if audit_log is not None:
             groups: dict[tuple[str, str], list[str]] = defaultdict(list)
             for item in swept:
                 groups[(item.partition_key, item.set_name)].append(item.id)
             for (key, set_name), ids in groups.items():
-                _audit_call(lambda k=key, n=set_name, i=ids: self._audit_log.record(  # type: ignore[union-attr,misc]
+                _audit_call(lambda k=key, n=set_name, i=ids: audit_log.record(  # type: ignore[misc]
                     "expire", self._job_id, k, n, i))
         if swept:
             log.info("swept %d expired items of job '%s' from long-term memory", len(swept),

@@ -15,10 +15,10 @@ reaches Mem0 as its own text.
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 _NEEDS_ESCAPE = re.compile(r"[%\s]")
 WILDCARD = "*"
