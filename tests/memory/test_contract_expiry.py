@@ -145,6 +145,16 @@ def test_callers_cannot_write_the_expiry_fields_as_metadata(impl):
             notes.add("sneaky", {key: 1})
 
 
+def test_a_caller_filter_may_read_the_expiry_to_find_items_about_to_expire(impl, clock):
+    notes = bound(impl.ltm, "alice")
+    [soon] = notes.add("soon gone", ttl=10)
+    notes.add("later gone", ttl=1000)
+    notes.add("never gone")
+    assert [i.id for i in notes.get(filters={"expires_at": {"lt": START + 100}})] == [soon]
+    assert [i.id for i in notes.search("soon gone", limit=3,
+                                       filters={"expires_at": {"lt": START + 100}})] == [soon]
+
+
 def test_a_sweep_deletes_only_expired_items_of_this_job_in_bounded_batches(impl, clock):
     alice, bob = bound(impl.ltm, "alice"), bound(impl.ltm, "bob", "other set")
     alice.add([f"alice note {n}" for n in range(5)], ttl=10)
