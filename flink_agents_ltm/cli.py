@@ -5,6 +5,9 @@
                                [--embedding-dims N] [--json] [--compact]
     flink-agents-ltm doctor [--config FILE | --config-env VAR] [--vector-store-file FILE]
                             [--embedding-dims N] [--check NAME ...]
+    flink-agents-ltm sweep --job-id JOB [--batch N] [--max-batches M]
+                           [--config FILE | --config-env VAR] [--vector-store-file FILE]
+                           [--embedding-dims N] [--json]
     flink-agents-ltm java-classpath [--lines]
     flink-agents-ltm --version
 
@@ -25,6 +28,11 @@ key's records from the log (its ids included) for the cases where even those mus
 ``trace`` prints a key's runs as a tree from the event log (``agents.event-log.sink``):
 each input, its actions with their durable calls, memory operations and sent events, its
 outputs and how the run ended (see :mod:`flink_agents_ltm.trace`).
+
+``sweep`` deletes a job's expired memory items (added with a ``ttl`` or under
+``long-term-memory.ttl``), text included, ``--batch`` items at a time, printing a line per
+batch: expiry hides an item at once, the sweep makes it erasure (see docs/memory-expiry.md).
+It builds the memory as ``erase-key`` does (same configuration, no model loaded).
 
 ``doctor`` checks this machine and install (see :mod:`flink_agents_ltm.doctor`).
 
@@ -309,6 +317,45 @@ def erase_key(args: argparse.Namespace) -> int:
     return 0
 
 
+def sweep(args: argparse.Namespace) -> int:
+    from flink_agents_ltm.runtime.memory.factories import DEFAULT, build_long_term_memory
+
+    if args.batch <= 0 or (args.max_batches is not None and args.max_batches <= 0):
+        raise UsageError("--batch and --max-batches must be positive numbers")
+    values, source = read_options(args)
+    config, resources = memory_options(values, args.embedding_dims)
+    factory = args.factory or config.get(AgentsOptions.LONG_TERM_MEMORY_FACTORY) or DEFAULT
+    where = describe_store(config, args.job_id)
+    if factory == DEFAULT:
+        require_store(config, args.job_id)
+    log.info("sweeping expired items of job '%s' from %s (factory %s, configuration from %s)",
+             args.job_id, where, factory, source)
+    memory = build_long_term_memory(factory, args.job_id, config, MailboxThreadCheck(),
+                                    resources)
+    total = batches = 0
+    try:
+        while args.max_batches is None or batches < args.max_batches:
+            swept = memory.sweep_expired(limit=args.batch)
+            batches += 1
+            total += swept
+            if swept:  # one line per batch as it is done: a later failure keeps them
+                print(json.dumps({"job_id": args.job_id, "batch": batches, "swept": swept,
+                                  "total": total}) if args.json else
+                      f"batch {batches}: deleted {swept} expired item"
+                      f"{'' if swept == 1 else 's'} ({total} so far)", flush=True)
+            if swept < args.batch:
+                break
+    finally:
+        memory.close()
+    done = args.max_batches is None or batches < args.max_batches
+    print(json.dumps({"job_id": args.job_id, "swept": total, "complete": done,
+                      "store": where}) if args.json else
+          f"swept {total} expired item{'' if total == 1 else 's'} of job {args.job_id!r} "
+          f"from {where}{'' if done else ' (stopped at --max-batches; more may be expired)'}",
+          flush=True)
+    return 0
+
+
 def audit(args: argparse.Namespace) -> int:
     values, _ = read_config(args.config, args.config_env)
     if args.file:
@@ -393,6 +440,26 @@ class _Parser(argparse.ArgumentParser):
         super().error(redact_text(message))
 
 
+def _store_arguments(command: argparse.ArgumentParser) -> None:
+    """Where a command finds the job's memory: its configuration, store and model size."""
+    source = command.add_mutually_exclusive_group()
+    source.add_argument("--config", metavar="FILE",
+                        help="YAML or JSON file of the job's long-term memory options")
+    source.add_argument("--config-env", metavar="VAR",
+                        help=f"environment variable holding that text (default: "
+                             f"{CONFIG_VARIABLE}, if set)")
+    command.add_argument("--vector-store-file", metavar="FILE",
+                         help=f"JSON file holding the '{LongTermMemoryOptions.VECTOR_STORE.key}' "
+                              "value alone, as `scripts/pgvector-server status --output FILE` "
+                              "writes it (overrides the configuration's)")
+    command.add_argument("--factory", help="long-term memory factory (default: the "
+                         f"configuration's '{AgentsOptions.LONG_TERM_MEMORY_FACTORY.key}', "
+                         "else mem0)")
+    command.add_argument("--embedding-dims", type=int, metavar="N",
+                         help="vector size of the job's own embedding model (when the "
+                              "configuration names one); nothing is embedded")
+
+
 def parser() -> argparse.ArgumentParser:
     top = _Parser(
         prog=PROGRAM, description="Operations on the long-term memory of flink-agents-ltm jobs.",
@@ -416,22 +483,7 @@ def parser() -> argparse.ArgumentParser:
                        help=f"the job's '{AgentsOptions.JOB_ID.key}' (its identity in memory)")
     erase.add_argument("--key", required=True, action="append",
                        help="the key's text, str(key); repeat for several keys")
-    source = erase.add_mutually_exclusive_group()
-    source.add_argument("--config", metavar="FILE",
-                        help="YAML or JSON file of the job's long-term memory options")
-    source.add_argument("--config-env", metavar="VAR",
-                        help=f"environment variable holding that text (default: "
-                             f"{CONFIG_VARIABLE}, if set)")
-    erase.add_argument("--vector-store-file", metavar="FILE",
-                       help=f"JSON file holding the '{LongTermMemoryOptions.VECTOR_STORE.key}' "
-                            "value alone, as `scripts/pgvector-server status --output FILE` "
-                            "writes it (overrides the configuration's)")
-    erase.add_argument("--factory", help="long-term memory factory (default: the "
-                       f"configuration's '{AgentsOptions.LONG_TERM_MEMORY_FACTORY.key}', "
-                       "else mem0)")
-    erase.add_argument("--embedding-dims", type=int, metavar="N",
-                       help="vector size of the job's own embedding model (when the "
-                            "configuration names one); nothing is embedded")
+    _store_arguments(erase)
     erase.add_argument("--json", action="store_true",
                        help="print one JSON object per key erased instead of a sentence")
     erase.add_argument("--compact", action="store_true",
@@ -442,6 +494,25 @@ def parser() -> argparse.ArgumentParser:
                             "VACUUM of the job's file")
     erase.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     erase.set_defaults(run=erase_key)
+    sweeper = commands.add_parser(
+        "sweep", help="delete a job's expired memory items for real (ttl), in batches",
+        description="Delete the expired items of a job's long-term memory (items added or "
+                    "updated with a ttl, or under long-term-memory.ttl), text included, "
+                    "--batch items at a time, until none is left (or --max-batches). Expired "
+                    "items are already invisible to the job; the sweep erases them. Prints a "
+                    "line per batch and a total. Exit 0 on success, 1 when the memory cannot be "
+                    "built or swept, 2 on bad arguments or configuration.")
+    sweeper.add_argument("--job-id", required=True,
+                         help=f"the job's '{AgentsOptions.JOB_ID.key}' (its identity in memory)")
+    sweeper.add_argument("--batch", type=int, default=1000, metavar="N",
+                         help="items deleted per batch (default 1000)")
+    sweeper.add_argument("--max-batches", type=int, metavar="M",
+                         help="stop after M batches (default: until no expired item is left)")
+    _store_arguments(sweeper)
+    sweeper.add_argument("--json", action="store_true",
+                         help="print one JSON object per batch and one for the total")
+    sweeper.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sweeper.set_defaults(run=sweep)
     trail = commands.add_parser(
         "audit", help="print a job's memory audit records (ids and times, never text), or "
                       "remove a key's records",

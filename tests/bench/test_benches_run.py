@@ -51,6 +51,7 @@ BENCHES: dict[str, tuple[list[str], str]] = {
     "idempotent_add": (["--ops", "2", "--batch", "2", "--embedder", "hashing",
                         "--pgvector-config", PGVECTOR], "ours (ms/item)"),
     "minilm_runtimes": (["--runs", "1"], "per text in 32"),
+    "memory_expiry": (["--rows", "40", "--queries", "2", "--batch", "10"], "with expiry"),
 }
 BRIDGE_CLASSES = ROOT / "java-bridge" / "target" / "classes"
 AT_ONCE = 4  # benches run side by side: most of their time is waiting (JVMs, checkpoints)

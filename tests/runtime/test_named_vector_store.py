@@ -7,7 +7,7 @@ import pytest
 
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent
-from flink_agents_ltm.api.filters import conjuncts, parse_filter
+from flink_agents_ltm.api.filters import conjuncts, field_names, parse_filter
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions, MailboxThreadError
 from flink_agents_ltm.api.resources import (
     MissingResourceError,
@@ -156,8 +156,10 @@ def test_long_term_memory_lives_in_a_declared_vector_store_of_ours():
             "our store", filters={"topic": {"gte": "t"}, "NOT": [{"n": "*"}]})] == [
             "kept in our store"]
         del store.query
-        assert conjuncts(asked[0])[-2:] == conjuncts(parse_filter(  # the store got all of it
+        got = conjuncts(asked[0])
+        assert got[-3:-1] == conjuncts(parse_filter(  # the store got all of it,
             {"topic": {"gte": "t"}, "NOT": [{"n": "*"}]}))
+        assert field_names(got[-1]) == {"expires_at"}  # and the expiry condition
         ltm.close()
         other.close()
         assert store.size() == 1  # the memory gave Mem0 back; the store stays the provider's

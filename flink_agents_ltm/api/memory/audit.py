@@ -30,7 +30,7 @@ from flink_agents_ltm.api.jsonl_file import JsonLinesFile
 
 #: Operations a record can name.
 OPERATIONS = ("add", "get", "search", "update", "delete", "delete_memory_set", "erase_key",
-              "erase_audit")
+              "erase_audit", "expire")
 #: Operations recorded only when reads are audited.
 READS = frozenset({"get", "search"})
 #: The file's name inside the audit folder.

@@ -26,11 +26,13 @@ import json
 import logging
 import os
 import threading
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -47,6 +49,16 @@ from flink_agents_ltm.api.memory.errors import (
     UnboundMemorySetError,
     empty_key_message,
     unbound_message,
+)
+from flink_agents_ltm.api.memory.expiry import (
+    DEFAULT_TTL,
+    EXPIRY_FIELDS,
+    Clock,
+    Retention,
+    expired_at,
+    expiry_fields,
+    split_expiry,
+    with_visibility,
 )
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
 from flink_agents_ltm.api.memory.observation import (
@@ -81,6 +93,7 @@ __all__ = [
     "MemorySet",
     "MemorySetItem",
     "NewItem",
+    "SweptItem",
     "UnboundMemorySetError",
     "empty_key_message",
     "unbound_message",
@@ -92,7 +105,8 @@ log = logging.getLogger(__name__)
 RESERVED_METADATA = SCOPE_FIELDS | {
     "actor_id", "role", "data", "hash", "created_at", "updated_at", "id",
     "text_lemmatized", "attributed_to", "expiration_date", "memory_type",
-}
+} | EXPIRY_FIELDS  # written from a write's ttl (see .expiry)
+Ttl = float | int | timedelta | None
 _DEFAULTS = MemoryLimits()
 _ITEM_OPTION = "long-term-memory.max-item-length"
 _QUERY_OPTION = "long-term-memory.max-query-length"
@@ -107,7 +121,8 @@ class MemorySetItem:
     """One stored ``str`` value with its metadata, as read back from a memory set.
 
     ``score`` is the similarity of a search hit (higher is closer) and ``None``
-    for items read with ``get``.
+    for items read with ``get``. ``expires_at`` is when the item expires, seconds since
+    the epoch (``None``: never; see :mod:`~flink_agents_ltm.api.memory.expiry`).
     """
 
     memory_set_name: str
@@ -117,6 +132,7 @@ class MemorySetItem:
     created_at: str | None = None
     updated_at: str | None = None
     score: float | None = None
+    expires_at: float | None = None
 
 
 class MemorySet(BaseModel):
@@ -140,9 +156,13 @@ class MemorySet(BaseModel):
         self,
         memory_items: str | Sequence[str],
         metadatas: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        *,
+        ttl: Ttl | Any = DEFAULT_TTL,
     ) -> list[str]:
-        """Store items in this set; returns their ids. Any thread."""
-        return self._memory("add").add(self, memory_items, metadatas)
+        """Store items in this set; returns their ids. Any thread. ``ttl``: seconds (or a
+        timedelta) the items live; left out, the memory's default (``long-term-memory.ttl``);
+        ``None``, forever."""
+        return self._memory("add").add(self, memory_items, metadatas, ttl=ttl)
 
     def get(
         self,
@@ -164,11 +184,14 @@ class MemorySet(BaseModel):
         return self._memory("search").search(self, query, limit=limit, filters=filters, **kwargs)
 
     def update(self, item_id: str, value: str,
-               metadata: Mapping[str, Any] | None = None) -> bool:
+               metadata: Mapping[str, Any] | None = None, *,
+               ttl: Ttl | Any = DEFAULT_TTL) -> bool:
         """Replace the text of item ``item_id`` of this set in place (same id, new embedding);
-        ``metadata`` None keeps the item's metadata, a dict replaces it whole. Returns
-        False, changing nothing, when the id is not an item of this set. Any thread."""
-        return self._memory("update").update(self, item_id, value, metadata)
+        ``metadata`` None keeps the item's metadata, a dict replaces it whole. ``ttl``:
+        seconds from now the item lives (``None``: forever); left out, the default ttl if
+        one is configured, else the item keeps its expiry. Returns False, changing
+        nothing, when the id is not an item of this set (or it expired). Any thread."""
+        return self._memory("update").update(self, item_id, value, metadata, ttl=ttl)
 
     def delete(self, ids: str | Sequence[str] | None = None) -> list[str]:
         """Delete items of this set by id, or all of them; returns the ids deleted."""
@@ -224,6 +247,15 @@ class NewItem:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class SweptItem:
+    """An expired item a sweep deleted: where it was, and its id."""
+
+    partition_key: str
+    set_name: str
+    id: str
+
+
 class BaseLongTermMemory(ABC):
     """The long-term memory of one operator, shared by all of its keys: a template.
 
@@ -248,8 +280,11 @@ class BaseLongTermMemory(ABC):
     search_options: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, job_id: str, mailbox_check: Callable[[], None] | None = None, *,
-                 limits: MemoryLimits | None = None):
+                 limits: MemoryLimits | None = None, retention: Retention | None = None,
+                 clock: Clock | None = None):
         self._limits = limits or MemoryLimits()
+        self._retention = retention or Retention()
+        self._clock: Clock = clock or time.time
         if not isinstance(job_id, str) or not job_id.strip():
             raise ValueError(f"job_id must be a non-empty string, got {job_id!r}")
         self._job_id = check_name(job_id, "job_id", self._limits, _NAME_OPTION)
@@ -281,6 +316,28 @@ class BaseLongTermMemory(ABC):
     def limits(self) -> MemoryLimits:
         return self._limits
 
+    @property
+    def retention(self) -> Retention:
+        """The default ttl and whether reads refresh expiries (``long-term-memory.ttl``)."""
+        return self._retention
+
+    def set_retention(self, retention: Retention) -> None:
+        if not isinstance(retention, Retention):
+            raise TypeError(f"set_retention expects a Retention, got {type(retention).__name__}")
+        self._retention = retention
+
+    def set_clock(self, clock: Clock) -> None:
+        """Tell time with ``clock`` (seconds since the epoch) instead of ``time.time``: the
+        seam through which tests move time without sleeping."""
+        if not callable(clock):
+            raise TypeError(f"set_clock expects a callable returning seconds, got "
+                            f"{type(clock).__name__}")
+        self._clock = clock
+
+    def now(self) -> float:
+        """This memory's time, seconds since the epoch: what expiries are measured against."""
+        return float(self._clock())
+
     # ------------------------------------------------------------ the core (implementations)
 
     @abstractmethod
@@ -292,9 +349,11 @@ class BaseLongTermMemory(ABC):
     @abstractmethod
     def _get(self, scope: MemoryScope, ids: Sequence[str] | None,
              filters: MetadataFilter | None, limit: int) -> list[MemorySetItem]:
-        """Items of ``scope`` with these ids (in their order; ids outside the scope are not
-        found), or up to ``limit`` items matching ``filters`` when ``ids`` is None.
-        ``filters`` is parsed (:func:`~flink_agents_ltm.api.filters.matches` evaluates it)."""
+        """Items of ``scope`` with these ids that match ``filters`` (in their order; ids
+        outside the scope are not found), or up to ``limit`` items matching ``filters`` when
+        ``ids`` is None. ``filters`` is parsed
+        (:func:`~flink_agents_ltm.api.filters.matches` evaluates it); it always holds the
+        expiry condition, so the ids branch must apply it too."""
 
     @abstractmethod
     def _search(self, scope: MemoryScope, query: str, limit: int,
@@ -315,6 +374,23 @@ class BaseLongTermMemory(ABC):
         raise NotImplementedError(
             f"{type(self).__qualname__} does not implement update: a long-term memory "
             "supports MemorySet.update by overriding BaseLongTermMemory._update")
+
+    def _refresh_expiry(self, scope: MemoryScope, expiries: Mapping[str, float]) -> None:
+        """Set the stored ``expires_at`` of these items of ``scope`` (id -> time) and change
+        nothing else of them; an id no longer stored is skipped. Only called when reads
+        refresh expiries (``long-term-memory.ttl.refresh-on-read``)."""
+        raise NotImplementedError(
+            f"{type(self).__qualname__} does not implement refresh on read: a long-term "
+            "memory supports it by overriding BaseLongTermMemory._refresh_expiry")
+
+    def _sweep_expired(self, job_id: str, expired: MetadataFilter,
+                       limit: int) -> list[SweptItem]:
+        """Delete up to ``limit`` items of job ``job_id`` (any key, any set) that match
+        ``expired``, text included, and return them; fewer than ``limit`` means no more
+        are expired."""
+        raise NotImplementedError(
+            f"{type(self).__qualname__} does not implement sweeping: a long-term memory "
+            "supports sweep_expired by overriding BaseLongTermMemory._sweep_expired")
 
     @abstractmethod
     def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
@@ -395,13 +471,16 @@ class BaseLongTermMemory(ABC):
     # ------------------------------------------------------------ item operations (any thread)
 
     def add(self, memory_set: MemorySet, memory_items: str | Sequence[str],
-            metadatas: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
-            ) -> list[str]:
-        """Store ``str`` items; ``metadatas`` is one dict for all or one per item. Returns
-        their ids in input order."""
+            metadatas: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None, *,
+            ttl: Ttl | Any = DEFAULT_TTL) -> list[str]:
+        """Store ``str`` items; ``metadatas`` is one dict for all or one per item; ``ttl``
+        seconds (or a timedelta) they live, the default ttl when left out, forever when
+        ``None``. Returns their ids in input order."""
         scope = self._scope(memory_set, "add")
         values = check_values(memory_items, self._limits, _ITEM_OPTION)
         metadata = self._metadata_per_item(metadatas, len(values))
+        expiry = expiry_fields(self._retention.ttl_of(ttl, "add(ttl=...)"), self.now())
+        metadata = [{**m, **expiry} for m in metadata]
         ids = self._mint(scope, len(values))
         items = [NewItem(i, v, m) for i, v, m in zip(ids, values, metadata, strict=True)]
         stored: list[str] = self._call("add", scope, lambda: self._add(scope, items))
@@ -419,13 +498,15 @@ class BaseLongTermMemory(ABC):
             if filters:
                 raise ValueError("get() takes ids or filters, not both")
             wanted = _well_formed(check_ids(ids))
-            found = self._call("get", scope, lambda: self._get(scope, wanted, None, len(wanted))
-                               ) if wanted else []
+            visible = with_visibility(None, self.now())
+            found = self._call("get", scope, lambda: self._get(
+                scope, wanted, visible, len(wanted))) if wanted else []
         else:
             check_limit(limit)
-            checked = _caller_filter(filters)
+            checked = with_visibility(_caller_filter(filters), self.now())
             found = self._call("get", scope, lambda: self._get(scope, None, checked, limit))
             found = found[:limit]
+        found = self._read_back(scope, "get", found)
         self._observe(scope, MemoryOp.GET, [item.id for item in found])
         self._audit("get", scope, [item.id for item in found])
         return found
@@ -436,7 +517,7 @@ class BaseLongTermMemory(ABC):
         scope = self._scope(memory_set, "search")
         check_query(query, self._limits, _QUERY_OPTION)
         check_limit(limit)
-        checked = _caller_filter(filters)
+        checked = with_visibility(_caller_filter(filters), self.now())
         refuse_scope_fields(options, "search options")
         unknown = set(options) - self.search_options
         if unknown:
@@ -444,17 +525,21 @@ class BaseLongTermMemory(ABC):
             raise TypeError(f"unknown search option(s) {sorted(unknown)}; supported: {supported}")
         found: list[MemorySetItem] = self._call(
             "search", scope, lambda: self._search(scope, query, limit, checked, options))[:limit]
+        found = self._read_back(scope, "search", found)
         self._observe(scope, MemoryOp.SEARCH, [item.id for item in found], query)
         self._audit("search", scope, [item.id for item in found])
         return found
 
     def update(self, memory_set: MemorySet, item_id: str, value: str,
-               metadata: Mapping[str, Any] | None = None) -> bool:
+               metadata: Mapping[str, Any] | None = None, *,
+               ttl: Ttl | Any = DEFAULT_TTL) -> bool:
         """Replace the text of one item of the set in place: the same id, the new text embedded
         again, the same checks as :meth:`add`. ``metadata`` None keeps the item's metadata; a
         dict replaces it whole (keys it leaves out are dropped). Returns whether the item was
         updated: an id outside the set's scope (another set's, key's or job's) or unknown is
-        not found, like :meth:`get` and :meth:`delete` by id, and nothing is changed.
+        not found, like :meth:`get` and :meth:`delete` by id, and nothing is changed; so is
+        an expired item. ``ttl``: seconds from now the item lives (``None``: forever); left
+        out, the default ttl when one is configured, else the item keeps its expiry.
 
         Replay-stable: an update mints no id, so a replayed update rewrites the same row with
         the same value. Recorded as an ``update`` observation when it changed an item."""
@@ -468,13 +553,24 @@ class BaseLongTermMemory(ABC):
             raise ValueError("update() got an empty value: there is nothing to remember "
                              "(delete the item instead)")
         check_values(value, self._limits, _ITEM_OPTION)
-        keep = metadata is None
-        checked = {} if keep else check_metadata(metadata, "metadata", RESERVED_METADATA,
-                                                 self._limits, _METADATA_OPTION)
+        checked = None if metadata is None else check_metadata(
+            metadata, "metadata", RESERVED_METADATA, self._limits, _METADATA_OPTION)
+        keep_expiry = ttl is DEFAULT_TTL and self._retention.default_ttl is None
+        new_ttl = None if keep_expiry else self._retention.ttl_of(ttl, "update(ttl=...)")
         if not _well_formed([item_id]):
             return False
-        item = NewItem(item_id, value, checked)
-        updated = bool(self._call("update", scope, lambda: self._update(scope, item, keep)))
+        now = self.now()
+        # The item as it is (not expired): its metadata and expiry, when the update keeps them.
+        current = self._call("update", scope, lambda: self._get(
+            scope, [item_id], with_visibility(None, now), 1))
+        if not current:
+            return False
+        stored = current[0].metadata
+        kept = split_expiry(stored)[0]
+        expiry = ({k: stored[k] for k in EXPIRY_FIELDS if k in stored} if keep_expiry
+                  else expiry_fields(new_ttl, now))
+        item = NewItem(item_id, value, {**(kept if checked is None else checked), **expiry})
+        updated = bool(self._call("update", scope, lambda: self._update(scope, item, False)))
         if updated:
             self._observe(scope, MemoryOp.UPDATE, [item_id])
             self._audit("update", scope, [item_id])
@@ -509,6 +605,29 @@ class BaseLongTermMemory(ABC):
             _audit_call(lambda: self._audit_log.record(  # type: ignore[union-attr]
                 "erase_key", self._job_id, key, count=erased))
         return erased
+
+    def sweep_expired(self, limit: int = 1000) -> int:
+        """Delete up to ``limit`` items of this job that have expired (any key, any set), text
+        included, so that expiry is erasure and not only hiding; returns how many. Call it
+        again until it returns less than ``limit`` to sweep everything. Any thread; records
+        no observation; the audit log gets one ``expire`` record per set swept."""
+        check_limit(limit)
+        now = self.now()
+        swept: list[SweptItem] = _store_call(
+            f"sweep of expired items of job '{self._job_id}'",
+            lambda: self._sweep_expired(self._job_id, expired_at(now), limit))
+        audit_log = self._audit_log
+        if audit_log is not None:
+            groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+            for item in swept:
+                groups[(item.partition_key, item.set_name)].append(item.id)
+            for (key, set_name), ids in groups.items():
+                _audit_call(lambda k=key, n=set_name, i=ids: audit_log.record(  # type: ignore[misc]
+                    "expire", self._job_id, k, n, i))
+        if swept:
+            log.info("swept %d expired items of job '%s' from long-term memory", len(swept),
+                     self._job_id)
+        return len(swept)
 
     # ------------------------------------------------------------ internals
 
@@ -563,6 +682,22 @@ class BaseLongTermMemory(ABC):
             [scope.job_id, scope.partition_key, scope.set_name, scope.observation_id,
              position, ordinal], ensure_ascii=False)))
             for ordinal in range(first, first + count)]
+
+    def _read_back(self, scope: MemoryScope, operation: str,
+                   found: list[MemorySetItem]) -> list[MemorySetItem]:
+        """Items as a read returns them: the expiry out of the metadata into
+        ``expires_at``; with refresh on read, each expiry moved to now plus the item's ttl."""
+        now = self.now()
+        refreshed: dict[str, float] = {}
+        items = []
+        for item in found:
+            caller, expires_at, ttl = split_expiry(item.metadata)
+            if self._retention.refresh_on_read and expires_at is not None and ttl is not None:
+                expires_at = refreshed[item.id] = now + ttl
+            items.append(replace(item, metadata=caller, expires_at=expires_at))
+        if refreshed:
+            self._call(operation, scope, lambda: self._refresh_expiry(scope, refreshed))
+        return items
 
     def _call(self, operation: str, scope: MemoryScope, core: Callable[[], Any]) -> Any:
         """Run a core call; a store failure becomes a :class:`LongTermMemoryError` naming
@@ -712,6 +847,27 @@ class LongTermMemoryOptions:
         False,
         "Also record gets and searches (the ids they returned) in the audit log.",
     )
+
+    TTL: ConfigOption[float | None] = ConfigOption(
+        "long-term-memory.ttl",
+        float,
+        None,
+        "Seconds an item lives when add() or update() names no ttl (expired items are never "
+        "read and are deleted by a sweep). Unset: items live until deleted.",
+    )
+    TTL_REFRESH_ON_READ: ConfigOption[bool] = ConfigOption(
+        "long-term-memory.ttl.refresh-on-read",
+        bool,
+        False,
+        "A get or search that returns an item with a ttl extends its expiry to now plus "
+        "that ttl (LangGraph's refresh_on_read).",
+    )
+
+    @classmethod
+    def retention(cls, config: Configuration) -> Retention:
+        """The default ttl and refresh-on-read ``config`` sets."""
+        return Retention(default_ttl=config.get(cls.TTL),
+                         refresh_on_read=bool(config.get(cls.TTL_REFRESH_ON_READ)))
 
     @classmethod
     def audit_log(cls, config: Configuration | Mapping[str, Any] | None

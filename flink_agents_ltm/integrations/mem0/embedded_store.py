@@ -57,7 +57,19 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from flink_agents_ltm.api.filters import AllOf, FilterError, MetadataFilter, matches, parse_filter
+from flink_agents_ltm.api.filters import (
+    ORDERINGS,
+    AllOf,
+    Condition,
+    FilterError,
+    MetadataFilter,
+    NoneOf,
+    Operator,
+    conjuncts,
+    matches,
+    parse_filter,
+)
+from flink_agents_ltm.api.memory.expiry import EXPIRES_AT
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
 
 import_mem0()
@@ -90,10 +102,16 @@ CREATE TABLE IF NOT EXISTS vectors (
     seq INTEGER NOT NULL,
     vector BLOB NOT NULL,
     payload TEXT NOT NULL,
+    expires_at REAL,
     PRIMARY KEY (collection, user_id, agent_id, run_id, id)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX IF NOT EXISTS vectors_id ON vectors (collection, id);
 """
+# The payload's expires_at, a column so that SQL drops expired rows (no payload is parsed for
+# it) and a sweep finds them by index; files written before it get it added (NULL: no expiry).
+_EXPIRY_INDEX = ("CREATE INDEX IF NOT EXISTS vectors_expiry ON vectors (collection, expires_at) "
+                 "WHERE expires_at IS NOT NULL")
+_SQL_ORDERINGS = {Operator.GT: ">", Operator.GTE: ">=", Operator.LT: "<", Operator.LTE: "<="}
 
 
 class EmbeddedStoreConfig(BaseModel):
@@ -162,6 +180,7 @@ class EmbeddedVectorStore(VectorStoreBase):
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA secure_delete = ON")
             conn.executescript(_SCHEMA)
+            _add_expiry_column(conn)
             self._local.connection = conn
             with self._connections_lock:
                 self._connections.append(conn)
@@ -258,7 +277,7 @@ class EmbeddedVectorStore(VectorStoreBase):
             raise ValueError("insert needs one payload per vector")
         first = time.time_ns()
         rows = [(self.collection_name, *_scope_columns(payload), str(vector_id), first + n,
-                 self._blob(vector), _json(payload))
+                 self._blob(vector), _json(payload), _expiry_column(payload))
                 for n, (vector_id, vector, payload) in enumerate(
                     zip(ids, vectors, payloads, strict=True))]
         with self._write() as conn:
@@ -268,7 +287,7 @@ class EmbeddedVectorStore(VectorStoreBase):
             replaced = conn.total_changes > before
             conn.executemany(
                 "INSERT INTO vectors (collection, user_id, agent_id, run_id, id, seq, vector, "
-                "payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                "payload, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         if replaced:  # the replaced rows' text is still in the log's frames
             self._erase_from_log(conn)
 
@@ -282,10 +301,10 @@ class EmbeddedVectorStore(VectorStoreBase):
                              (self._blob(vector), self.collection_name, str(vector_id)))
             if payload is not None:
                 conn.execute(
-                    "UPDATE vectors SET user_id = ?, agent_id = ?, run_id = ?, payload = ? "
-                    "WHERE collection = ? AND id = ?",
-                    (*_scope_columns(payload), _json(payload), self.collection_name,
-                     str(vector_id)))
+                    "UPDATE vectors SET user_id = ?, agent_id = ?, run_id = ?, payload = ?, "
+                    "expires_at = ? WHERE collection = ? AND id = ?",
+                    (*_scope_columns(payload), _json(payload), _expiry_column(payload),
+                     self.collection_name, str(vector_id)))
         self._erase_from_log(conn)
 
     def delete(self, vector_id: str) -> None:
@@ -312,7 +331,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         more list, as Mem0's ``delete_all`` expects."""
         where = _StoreFilter.of(filters)
         found: list[StoredVector] = []
-        for vector_id, _, text in self._scoped_rows(where.scope, with_vectors=False):
+        for vector_id, _, text in self._scoped_rows(where, with_vectors=False):
             payload = json.loads(text)
             if matches(where.rest, payload):
                 found.append(StoredVector(vector_id, None, payload))
@@ -330,7 +349,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         ids: list[str] = []
         blobs: list[bytes] = []
         texts: list[str] = []
-        for vector_id, blob, text in self._scoped_rows(where.scope, with_vectors=True):
+        for vector_id, blob, text in self._scoped_rows(where, with_vectors=True):
             ids.append(vector_id)
             blobs.append(blob)
             texts.append(text)
@@ -366,22 +385,24 @@ class EmbeddedVectorStore(VectorStoreBase):
     def query_plan(self, filters: Mapping[str, Any] | None) -> str:
         """SQLite's plan for the rows a search with ``filters`` reads (``SEARCH vectors USING
         PRIMARY KEY (collection=? AND user_id=? ...)`` when the filter pins the scope)."""
-        sql, params = self._scoped_sql(_StoreFilter.of(filters).scope, with_vectors=True)
+        sql, params = self._scoped_sql(_StoreFilter.of(filters), with_vectors=True)
         return "\n".join(row[-1] for row in self._connection().execute(
             f"EXPLAIN QUERY PLAN {sql}", params))
 
-    def _scoped_rows(self, scope: Mapping[str, str], with_vectors: bool
+    def _scoped_rows(self, where: _StoreFilter, with_vectors: bool
                      ) -> Iterable[tuple[str, bytes, str]]:
-        return self._connection().execute(*self._scoped_sql(scope, with_vectors))
+        return self._connection().execute(*self._scoped_sql(where, with_vectors))
 
-    def _scoped_sql(self, scope: Mapping[str, str], with_vectors: bool
-                    ) -> tuple[str, tuple[str, ...]]:
-        where = "".join(f" AND {name} = ?" for name in scope)
+    def _scoped_sql(self, where: _StoreFilter, with_vectors: bool
+                    ) -> tuple[str, tuple[Any, ...]]:
+        scope = where.scope
+        sql = "".join(f" AND {name} = ?" for name in scope) + "".join(
+            f" AND {condition}" for condition, _ in where.expiry)
+        params = (self.collection_name, *scope.values(), *(bound for _, bound in where.expiry))
         if with_vectors:  # a search ranks the rows itself
-            return (f"SELECT id, vector, payload FROM vectors WHERE collection = ?{where}",
-                    (self.collection_name, *scope.values()))
-        return (f"SELECT id, NULL, payload FROM vectors WHERE collection = ?{where} "
-                "ORDER BY seq", (self.collection_name, *scope.values()))
+            return f"SELECT id, vector, payload FROM vectors WHERE collection = ?{sql}", params
+        return (f"SELECT id, NULL, payload FROM vectors WHERE collection = ?{sql} "
+                "ORDER BY seq", params)
 
     def _normalized(self, vector: Sequence[float]) -> np.ndarray:
         array = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -424,6 +445,7 @@ class _StoreFilter:
 
     scope: dict[str, str]
     rest: MetadataFilter | None
+    expiry: tuple[tuple[str, float], ...] = ()  # SQL conditions on the expires_at column
 
     @classmethod
     def of(cls, filters: Mapping[str, Any] | None) -> _StoreFilter:
@@ -436,13 +458,51 @@ class _StoreFilter:
         scope = {name: value for name in SCOPE_FIELDS
                  if isinstance(value := filters.get(name), str) and value not in ("", "*")}
         rest: list[MetadataFilter] = []
+        expiry: list[tuple[str, float]] = []
         for key, value in filters.items():  # one at a time: a search may hold OR and $or
             if key not in scope:
-                part = parse_filter({_SEARCH_SPELLINGS.get(key, key): value})
-                if part is not None:
-                    rest.append(part)
+                for part in conjuncts(parse_filter({_SEARCH_SPELLINGS.get(key, key): value})):
+                    sql = _expiry_sql(part)
+                    if sql is None:
+                        rest.append(part)
+                    else:
+                        expiry.append(sql)
         return cls(scope, None if not rest else rest[0] if len(rest) == 1 else AllOf(
-            tuple(rest)))
+            tuple(rest)), tuple(expiry))
+
+
+def _expiry_sql(part: MetadataFilter) -> tuple[str, float] | None:
+    """``part`` as SQL on the expires_at column when it orders that field by a number
+    (``expires_at <= t``) or negates one such ordering (``NOT``: also rows without it), the
+    same verdict as :func:`matches` since the column holds the payload's number (NULL for
+    anything else); ``None`` for any other part."""
+    negated = isinstance(part, NoneOf) and len(part.parts) == 1
+    condition = part.parts[0] if negated else part  # type: ignore[union-attr]
+    if not (isinstance(condition, Condition) and condition.field == EXPIRES_AT
+            and condition.op in ORDERINGS and _expiry_column({EXPIRES_AT: condition.value})
+            is not None):
+        return None
+    compared = f"expires_at {_SQL_ORDERINGS[condition.op]} ?"
+    sql = f"(expires_at IS NULL OR NOT ({compared}))" if negated else compared
+    return sql, float(condition.value)  # type: ignore[arg-type]
+
+
+def _expiry_column(payload: Mapping[str, Any]) -> float | None:
+    value = payload.get(EXPIRES_AT)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
+def _add_expiry_column(conn: sqlite3.Connection) -> None:
+    """Give a file written before expiry existed its column (and index); its rows have none."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(vectors)")}
+    if EXPIRES_AT not in columns:
+        try:
+            conn.execute("ALTER TABLE vectors ADD COLUMN expires_at REAL")
+        except sqlite3.OperationalError as error:  # another process added it meanwhile
+            if "duplicate column" not in str(error):
+                raise
+    conn.execute(_EXPIRY_INDEX)
 
 
 def _scope_columns(payload: Mapping[str, Any]) -> tuple[str, ...]:

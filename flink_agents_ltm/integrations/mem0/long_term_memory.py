@@ -28,6 +28,7 @@ from typing import Any
 
 from flink_agents_ltm.api.configuration import Configuration
 from flink_agents_ltm.api.filters import MetadataFilter, matches
+from flink_agents_ltm.api.memory.expiry import EXPIRES_AT, Clock, Retention
 from flink_agents_ltm.api.memory.long_term_memory import (
     RESERVED_METADATA,
     BaseLongTermMemory,
@@ -37,6 +38,7 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     MemoryScope,
     MemorySetItem,
     NewItem,
+    SweptItem,
 )
 from flink_agents_ltm.api.memory.validation import check_name
 from flink_agents_ltm.api.redaction import chainable
@@ -48,7 +50,7 @@ from flink_agents_ltm.integrations.mem0.row_writes import (
     write_rows,
     writes_in_chunks,
 )
-from flink_agents_ltm.integrations.mem0.scope import Mem0Scope, mem0_id
+from flink_agents_ltm.integrations.mem0.scope import Mem0Scope, mem0_id, text_of
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
 
 import_mem0()
@@ -58,7 +60,7 @@ log = logging.getLogger(__name__)
 
 _PAGE = 1000
 # Row fields besides user metadata that a caller's filter may test.
-_FILTERABLE_FIELDS = ("created_at", "updated_at", "role", "actor_id")
+_FILTERABLE_FIELDS = ("created_at", "updated_at", "role", "actor_id", EXPIRES_AT)
 # Fields Mem0 writes into a row that a filter does not see (_fields): a store that held a
 # filter on them (a NOT on "hash") to its own values would drop rows the filter keeps.
 _UNSEEN_FIELDS = RESERVED_METADATA - set(_FILTERABLE_FIELDS)
@@ -87,8 +89,11 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         limits: MemoryLimits | None = None,
         search_threshold: float = 0.0,
         on_close: Callable[[], None] | None = None,
+        retention: Retention | None = None,
+        clock: Clock | None = None,
     ):
-        super().__init__(job_id, mailbox_check, limits=limits)
+        super().__init__(job_id, mailbox_check, limits=limits, retention=retention,
+                         clock=clock)
         make_thread_safe(memory)
         self._memory = memory
         self._provider: str = memory.config.vector_store.provider
@@ -148,6 +153,7 @@ class Mem0LongTermMemory(BaseLongTermMemory):
             limits=limits,
             search_threshold=options.get(LongTermMemoryOptions.SEARCH_THRESHOLD),
             on_close=release,
+            retention=LongTermMemoryOptions.retention(options),
         )
 
     @property
@@ -221,7 +227,8 @@ class Mem0LongTermMemory(BaseLongTermMemory):
              filters: MetadataFilter | None, limit: int) -> list[MemorySetItem]:
         where = self._mem0_scope(scope)
         if ids is not None:
-            rows = [row for row in map(self._owned_row(where), ids) if row is not None]
+            rows = [row for row in map(self._owned_row(where), ids)
+                    if row is not None and matches(filters, _fields(row))]
             return [_item(scope.set_name, row) for row in rows]
         return [_item(scope.set_name, row) for row in self._fetch(
             lambda top_k: self._memory.get_all(
@@ -276,6 +283,37 @@ class Mem0LongTermMemory(BaseLongTermMemory):
 
     def _erase_key(self, job_id: str, partition_key: str) -> int:
         return len(self._delete_all(Mem0Scope(self._user_id, mem0_id(partition_key), None)))
+
+    def _refresh_expiry(self, scope: MemoryScope, expiries: Mapping[str, float]) -> None:
+        """Rewrite the payloads' expiry (read again under the store's lock, so a concurrent
+        update's text is not overwritten with the one read before)."""
+        where = self._mem0_scope(scope)
+        store = self._memory.vector_store
+        locked = getattr(store, "locked", None)
+        with locked() if locked is not None else nullcontext():
+            for memory_id, expires_at in expiries.items():
+                payload = _owned_payload(store, where, memory_id)
+                if payload is not None:
+                    store.update(vector_id=memory_id, payload={**payload,
+                                                               EXPIRES_AT: expires_at})
+
+    def _sweep_expired(self, job_id: str, expired: MetadataFilter,
+                       limit: int) -> list[SweptItem]:
+        """One bounded batch: the job's rows that the store (given the pushed expiry
+        condition) and :func:`matches` find expired, deleted in one call where it can."""
+        pushed = self._pushed(expired, search=False) or {}
+        top_k = limit
+        while True:
+            rows = self._memory.get_all(filters={**pushed, "user_id": self._user_id},
+                                        top_k=top_k, show_expired=True)["results"]
+            doomed = [row for row in rows if row.get("user_id") == self._user_id
+                      and matches(expired, _fields(row))][:limit]
+            if len(doomed) >= limit or len(rows) < top_k or top_k >= limit * 64:
+                break
+            top_k *= 4
+        self._remove([row["id"] for row in doomed], strict=True)
+        return [SweptItem(text_of(row.get("agent_id", "")), text_of(row.get("run_id", "")),
+                          row["id"]) for row in doomed]
 
     # ------------------------------------------------------------- internals
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 _NEEDS_ESCAPE = re.compile(r"[%\s]")
 WILDCARD = "*"
@@ -27,6 +28,12 @@ def mem0_id(text: str) -> str:
     if text == WILDCARD:
         return "%2A"
     return _NEEDS_ESCAPE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), text)
+
+
+def text_of(mem0_text: str) -> str:
+    """The key or set name behind a Mem0 id (the inverse of :func:`mem0_id`: every ``%``
+    of the text was encoded, so decoding every escape gives it back)."""
+    return unquote(mem0_text)
 
 
 @dataclass(frozen=True, slots=True)

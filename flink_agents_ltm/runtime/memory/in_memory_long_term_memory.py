@@ -21,6 +21,7 @@ from typing import Any
 
 from flink_agents_ltm.api.configuration import Configuration
 from flink_agents_ltm.api.filters import MetadataFilter, matches
+from flink_agents_ltm.api.memory.expiry import EXPIRES_AT, Clock, Retention
 from flink_agents_ltm.api.memory.long_term_memory import (
     BaseLongTermMemory,
     LongTermMemoryOptions,
@@ -28,6 +29,7 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     MemoryScope,
     MemorySetItem,
     NewItem,
+    SweptItem,
 )
 
 _WORD = re.compile(r"\w+")
@@ -45,8 +47,10 @@ class InMemoryLongTermMemory(BaseLongTermMemory):
     """Items in a dict per (job, key, set); nothing leaves the process."""
 
     def __init__(self, job_id: str, mailbox_check: Callable[[], None] | None = None, *,
-                 limits: MemoryLimits | None = None):
-        super().__init__(job_id, mailbox_check, limits=limits)
+                 limits: MemoryLimits | None = None, retention: Retention | None = None,
+                 clock: Clock | None = None):
+        super().__init__(job_id, mailbox_check, limits=limits, retention=retention,
+                         clock=clock)
         self._lock = threading.Lock()
         self._sets: dict[tuple[str, str, str], dict[str, _Row]] = {}
 
@@ -55,10 +59,12 @@ class InMemoryLongTermMemory(BaseLongTermMemory):
                     mailbox_check: Callable[[], None] | None = None, *,
                     resources: Callable[[str, str], Any] | None = None
                     ) -> InMemoryLongTermMemory:
-        """Only the size limits of ``config`` apply; stores and models are not used."""
+        """Only the size limits and retention of ``config`` apply; stores and models are not
+        used."""
         options = config if isinstance(config, Configuration) else Configuration(
             LongTermMemoryOptions.all(), config or {})
-        return cls(job_id, mailbox_check, limits=LongTermMemoryOptions.limits(options))
+        return cls(job_id, mailbox_check, limits=LongTermMemoryOptions.limits(options),
+                   retention=LongTermMemoryOptions.retention(options))
 
     def _rows(self, scope: MemoryScope) -> dict[str, _Row]:
         return self._sets.setdefault((scope.job_id, scope.partition_key, scope.set_name), {})
@@ -78,7 +84,8 @@ class InMemoryLongTermMemory(BaseLongTermMemory):
         with self._lock:
             rows = dict(self._rows(scope))
         if ids is not None:
-            return [_item(scope, i, rows[i]) for i in ids if i in rows]
+            return [_item(scope, i, rows[i]) for i in ids
+                    if i in rows and matches(filters, _fields(rows[i]))]
         found = [_item(scope, i, row) for i, row in rows.items()
                  if matches(filters, _fields(row))]
         return found[:limit]
@@ -104,6 +111,30 @@ class InMemoryLongTermMemory(BaseLongTermMemory):
             metadata = known.metadata if keep_metadata else dict(item.metadata)
             rows[item.id] = _Row(item.value, metadata, known.created_at, now)
         return True
+
+    def _refresh_expiry(self, scope: MemoryScope, expiries: Mapping[str, float]) -> None:
+        with self._lock:
+            rows = self._rows(scope)
+            for memory_id, expires_at in expiries.items():
+                known = rows.get(memory_id)
+                if known is not None:
+                    rows[memory_id] = replace(known, metadata={**known.metadata,
+                                                               EXPIRES_AT: expires_at})
+
+    def _sweep_expired(self, job_id: str, expired: MetadataFilter,
+                       limit: int) -> list[SweptItem]:
+        swept: list[SweptItem] = []
+        with self._lock:
+            for (job, key, set_name), rows in self._sets.items():
+                if job != job_id:
+                    continue
+                for memory_id in [i for i, row in rows.items()
+                                  if matches(expired, _fields(row))][:limit - len(swept)]:
+                    del rows[memory_id]
+                    swept.append(SweptItem(key, set_name, memory_id))
+                if len(swept) >= limit:
+                    break
+        return swept
 
     def _delete(self, scope: MemoryScope, ids: Sequence[str] | None) -> list[str]:
         with self._lock:

@@ -11,7 +11,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, NamedTuple
 
-from flink_agents_ltm.api.filters import AnyOf, Condition, MetadataFilter, Operator
+from flink_agents_ltm.api.filters import ORDERINGS, AnyOf, Condition, MetadataFilter, Operator
+from flink_agents_ltm.api.memory.expiry import EXPIRES_AT
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.mem0 import pgvector_connection, pgvector_store, private_api
 from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend, Vector, inner
@@ -50,6 +51,10 @@ def _translator(reserved: frozenset[str]) -> Translate:
             return None
         if part.op is Operator.CONTAINS:
             return {part.field: {"contains": part.value}}  # LIKE, escaped by Mem0
+        if (part.field == EXPIRES_AT and part.op in ORDERINGS
+                and not isinstance(part.value, str)):
+            # ::numeric, safe here alone: only long-term memory writes this field, a number
+            return {part.field: {part.op.value: part.value}}
         return equality(part, booleans=True, lists=True)
 
     def translate(part: MetadataFilter) -> dict[str, Any] | None:
