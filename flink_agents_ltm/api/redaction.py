@@ -133,8 +133,9 @@ def mask_logger(name: str) -> None:
         logger.addFilter(MaskingFilter())
 
 
-def _is_masked_logger(name: str) -> bool:
-    return name.split(".", 1)[0] in MASKED_LOGGERS
+def _is_masked_logger(name: object) -> bool:
+    # logging.makeLogRecord(d) builds its record with name None and only then fills it from d.
+    return isinstance(name, str) and name.split(".", 1)[0] in MASKED_LOGGERS
 
 
 def mask_logs() -> None:

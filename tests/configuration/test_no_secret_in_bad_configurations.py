@@ -187,3 +187,13 @@ def test_a_record_whose_arguments_do_not_fit_its_message_is_left_for_logging_to_
                                ("many",), None)
     mask_record(record)
     assert (record.msg, record.args) == ("%d items", ("many",))
+
+
+def test_a_record_copied_with_make_log_record_keeps_its_masked_text():
+    """``logging.makeLogRecord`` (the operator's console copy of its ERROR line) builds the
+    record with no name before it fills it in: the masking factory must let it through."""
+    original = logging.LogRecord("flink_agents_ltm.x", logging.ERROR, __file__, 1,
+                                 "store %s failed", (f"password={MARKER}",), None)
+    mask_record(original)  # as the masking factory (installed by the package's import) did
+    copy = logging.makeLogRecord(original.__dict__)
+    assert (copy.name, copy.getMessage()) == ("flink_agents_ltm.x", "store password=*** failed")

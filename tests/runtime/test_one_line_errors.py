@@ -74,7 +74,7 @@ def test_a_script_that_catches_the_failure_gets_the_error_as_the_exceptions_text
     assert len(caught) == 1, failure(result)
     _, kind, error_type, trace_file = caught[0].split(" ")
     assert (kind, error_type) == ("JobFailedError",
-                                  "flink_agents_ltm.runtime.keyed_runs.AgentActionError")
+                                  "flink_agents_ltm.api.errors.AgentActionError")
     assert f"TEXT {ACTION_ERROR}" in result.stdout.splitlines()
     assert Path(trace_file).parent == home / "logs"
     assert "Caused by: " in Path(trace_file).read_text()
