@@ -85,7 +85,8 @@ from flink_agents_ltm.integrations.mem0.environment import default_home
 PROGRAM = "flink-agents-ltm"
 CONFIG_VARIABLE = "FLINK_AGENTS_LTM_CONFIG"
 # Options erasure never uses: no model is called.
-_UNUSED_FOR_ERASURE = (LongTermMemoryOptions.CHAT_MODEL_SETUP, LongTermMemoryOptions.INFER)
+_UNUSED_FOR_ERASURE = (LongTermMemoryOptions.CHAT_MODEL_SETUP, LongTermMemoryOptions.INFER,
+                       LongTermMemoryOptions.RERANKER)
 _DIMENSIONS_ONLY = "erase-key-embedding-dims"
 DEFAULT_EMBEDDING_DIMS = 384  # the default model's (all-MiniLM-L6-v2)
 

@@ -18,6 +18,8 @@
       - name: shared              # Mem0's own format: provider + config, no clazz
         provider: pgvector
         config: {host: 127.0.0.1, port: 5433, dbname: mem0, user: mem0}
+    rerankers:                    # long-term-memory.reranker names one
+      - {name: reranker, clazz: lexical}
 
 ``AgentsExecutionEnvironment.load_yaml(path)`` sets the options on the
 environment's configuration (as if the program had set them at that point)
@@ -43,6 +45,7 @@ from flink_agents_ltm.api.configuration import (
     did_you_mean,
     unknown_key_message,
 )
+from flink_agents_ltm.api.rerankers import BaseReranker
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 
 __all__ = ["AgentsYaml", "AgentsYamlError", "alias_group", "class_aliases", "read_agents_yaml"]
@@ -51,6 +54,7 @@ SECTIONS = {
     "chat_model_setups": ResourceType.CHAT_MODEL,
     "embedding_model_setups": ResourceType.EMBEDDING_MODEL,
     "vector_stores": ResourceType.VECTOR_STORE,
+    "rerankers": ResourceType.RERANKER,
 }
 
 
@@ -72,6 +76,7 @@ def class_aliases(resource_type: ResourceType) -> dict[str, str]:
 _BASES: dict[ResourceType, type] = {
     ResourceType.CHAT_MODEL: BaseChatModelSetup,
     ResourceType.EMBEDDING_MODEL: BaseEmbeddingModelSetup,
+    ResourceType.RERANKER: BaseReranker,
 }
 
 

@@ -1,7 +1,8 @@
-"""Resources an agent declares (chat models, embedding models, vector stores).
+"""Resources an agent declares (chat models, embedding models, vector stores, rerankers).
 
 A resource is declared on the agent class by a static method decorated with
-``@chat_model_setup``, ``@embedding_model_setup`` or ``@vector_store_setup``
+``@chat_model_setup``, ``@embedding_model_setup``, ``@vector_store_setup`` or
+``@reranker_setup``
 that returns a :class:`ResourceDescriptor`. The method's name is the
 resource's name: actions call ``ctx.get_resource(name)`` and the long-term
 memory options name it.
@@ -37,6 +38,7 @@ __all__ = [
     "ResourceType",
     "chat_model_setup",
     "embedding_model_setup",
+    "reranker_setup",
     "vector_store_setup",
 ]
 
@@ -45,6 +47,7 @@ class ResourceType(StrEnum):
     CHAT_MODEL = "chat_model"
     EMBEDDING_MODEL = "embedding_model"
     VECTOR_STORE = "vector_store"
+    RERANKER = "reranker"
 
 
 class MissingResourceError(MaskedError, KeyError):
@@ -294,3 +297,4 @@ def _setup(resource_type: ResourceType) -> Callable[[Callable[..., Any]], static
 chat_model_setup = _setup(ResourceType.CHAT_MODEL)
 embedding_model_setup = _setup(ResourceType.EMBEDDING_MODEL)
 vector_store_setup = _setup(ResourceType.VECTOR_STORE)
+reranker_setup = _setup(ResourceType.RERANKER)

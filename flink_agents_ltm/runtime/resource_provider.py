@@ -189,7 +189,7 @@ class ResourceProvider:
                 f"no {_kind(wanted)} named '{redact_text(str(name))}' is declared on "
                 f"{self._owner}; declared: "
                 f"{known or 'none'}. Declare it with @chat_model_setup, "
-                "@embedding_model_setup or @vector_store_setup, or with "
+                "@embedding_model_setup, @vector_store_setup or @reranker_setup, or with "
                 "agents_env.add_resource(...)")
         with _lock:
             if self._closed:

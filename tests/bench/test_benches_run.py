@@ -52,6 +52,7 @@ BENCHES: dict[str, tuple[list[str], str]] = {
                         "--pgvector-config", PGVECTOR], "ours (ms/item)"),
     "minilm_runtimes": (["--runs", "1"], "per text in 32"),
     "memory_expiry": (["--rows", "40", "--queries", "2", "--batch", "10"], "with expiry"),
+    "rerank_recall": (["--items", "60", "--queries", "6"], "R@5 all"),
 }
 BRIDGE_CLASSES = ROOT / "java-bridge" / "target" / "classes"
 AT_ONCE = 4  # benches run side by side: most of their time is waiting (JVMs, checkpoints)

@@ -61,11 +61,15 @@ def test_resources_are_built_from_aliases_class_paths_and_mem0_store_specs(tmp_p
             api_key_env: null
         vector_stores:
           - {name: shared, provider: pgvector, config: {host: 127.0.0.1}}
+        rerankers:
+          - {name: bm25, clazz: lexical, k1: 1.5}
         """))
     resources = env.resources
     assert {name: kind for name, (kind, _) in resources.items()} == {
         "local": ResourceType.CHAT_MODEL, "offline": ResourceType.CHAT_MODEL,
-        "embedder": ResourceType.EMBEDDING_MODEL, "shared": ResourceType.VECTOR_STORE}
+        "embedder": ResourceType.EMBEDDING_MODEL, "shared": ResourceType.VECTOR_STORE,
+        "bm25": ResourceType.RERANKER}
+    assert resources["bm25"][1].build().k1 == 1.5
     assert isinstance(resources["local"][1].build(), OllamaChatModelSetup)
     offline = resources["offline"][1].build()
     assert isinstance(offline, ScriptedChatModelSetup)
@@ -93,6 +97,8 @@ def test_resources_are_built_from_aliases_class_paths_and_mem0_store_specs(tmp_p
     ("embedding_model_setups: [{name: e, clazz: "
      "flink_agents_ltm.integrations.chat_models.ollama.OllamaChatModelSetup}]",
      "is not a subclass of BaseEmbeddingModelSetup"),
+    ("rerankers: [{name: r, clazz: flink_agents_ltm.integrations.chat_models.ollama."
+     "OllamaChatModelSetup}]", "is not a subclass of BaseReranker"),
     ("- a list", "the top level must be a map of sections"),
     ("config: [1", "is not valid YAML"),
 ])

@@ -13,10 +13,14 @@ def test_numbers_flags_and_text_are_parsed_by_the_options_type():
     config.set_string("agents.action-state.retained", "FALSE")
     config.set_string("long-term-memory.search-threshold", "0.25")
     config.set_string("agents.job-id", "32")
+    config.set_string("long-term-memory.reranker", "cross_encoder")
+    config.set_string("long-term-memory.rerank-candidates", "8")
     assert config.get(AgentsOptions.ASYNC_CAPACITY) == 32
     assert config.get(AgentsOptions.RETAIN_ACTION_STATE) is False
     assert config.get(LongTermMemoryOptions.SEARCH_THRESHOLD) == 0.25
     assert config.get(AgentsOptions.JOB_ID) == "32"
+    assert config.get(LongTermMemoryOptions.RERANKER) == "cross_encoder"
+    assert config.get(LongTermMemoryOptions.RERANK_CANDIDATES) == 8
 
 
 @pytest.mark.parametrize("text, millis", [
@@ -46,6 +50,7 @@ def test_a_vector_store_is_a_json_object_or_the_name_of_a_declared_store():
     ("agents.durable-async.timeout-ms", "3 fortnights",
      "expects milliseconds or a duration such as '500 ms'"),
     ("long-term-memory.search-threshold", "high", "expects a number, got 'high'"),
+    ("long-term-memory.rerank-candidates", "many", "expects an integer, got 'many'"),
     ("agents.error-handling", "retry", "is 'fail' or 'ignore', got 'retry'"),
 ])
 def test_text_that_does_not_fit_the_option_is_refused_naming_the_option(key, text, expected):

@@ -17,6 +17,7 @@ reveal_type(config.get(AgentsOptions.RETAIN_ACTION_STATE))
 reveal_type(config.get(AgentsOptions.SHORT_TERM_MEMORY_TTL_MS))
 reveal_type(config.get(LongTermMemoryOptions.SEARCH_THRESHOLD))
 reveal_type(config.get(LongTermMemoryOptions.VECTOR_STORE))
+reveal_type(config.get(LongTermMemoryOptions.RERANKER))
 config.set(AgentsOptions.ASYNC_CAPACITY, 8)
 config.set(AgentsOptions.SHORT_TERM_MEMORY_TTL_MS, None)
 config.set(AgentsOptions.ASYNC_CAPACITY, "8")
@@ -34,7 +35,7 @@ def test_options_read_from_a_configuration_have_their_type_and_a_wrong_value_is_
         cwd=ROOT, capture_output=True, text=True)
     revealed = re.findall(r'Revealed type is "(.*)"', checked.stdout)
     assert revealed == ["int", "bool", "int | None", "float",
-                        "dict[str, Any] | str | None"], checked.stdout
+                        "dict[str, Any] | str | None", "str | None"], checked.stdout
     errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
     assert len(errors) == 1, checked.stdout
     assert errors[0].startswith(f"{program}:{WRONG_LINE}:"), checked.stdout

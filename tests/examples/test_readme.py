@@ -90,8 +90,8 @@ def test_the_options_tables_list_every_option_with_its_default():
             else:
                 continue
             shown += option in LongTermMemoryOptions.all()
-    assert shown == 8  # the four size limits, the search threshold, two audit switches and
-    # refresh-on-read
+    assert shown == 9  # the four size limits, the search threshold, two audit switches,
+    # refresh-on-read and the rerank candidates
 
 
 def test_the_yaml_file_the_configuration_page_shows_loads(tmp_path):

@@ -81,6 +81,7 @@ from flink_agents_ltm.api.memory.validation import (
 )
 from flink_agents_ltm.api.memory.write_position import current_write_position
 from flink_agents_ltm.api.redaction import chainable
+from flink_agents_ltm.api.rerankers import BaseReranker, reranked_order
 
 __all__ = [
     "BaseLongTermMemory",
@@ -112,6 +113,8 @@ _ITEM_OPTION = "long-term-memory.max-item-length"
 _QUERY_OPTION = "long-term-memory.max-query-length"
 _NAME_OPTION = "long-term-memory.max-name-length"
 _METADATA_OPTION = "long-term-memory.max-metadata-length"
+_RERANKER_OPTION = "long-term-memory.reranker"
+_RERANK_CANDIDATES = 4  # a reranked search orders this many candidates per result asked for
 # Replay-stable item ids are name-based UUIDs in this namespace (uuid5).
 ITEM_ID_NAMESPACE = uuid.UUID("5f0c1e3a-8a9e-4d47-9a51-1f6c0b2a7d10")
 
@@ -294,6 +297,8 @@ class BaseLongTermMemory(ABC):
         self._minted_lock = threading.Lock()
         self._minted: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
         self._audit_log: MemoryAuditLog | None = None
+        self._reranker: BaseReranker | None = None
+        self._rerank_candidates = _RERANK_CANDIDATES
 
     @property
     def job_id(self) -> str:
@@ -311,6 +316,22 @@ class BaseLongTermMemory(ABC):
             raise TypeError(f"set_audit_log expects a MemoryAuditLog, got "
                             f"{type(audit_log).__name__}")
         self._audit_log = audit_log
+
+    @property
+    def reranker(self) -> BaseReranker | None:
+        """What orders the candidates of ``search(..., rerank=True)``, if anything."""
+        return self._reranker
+
+    def set_reranker(self, reranker: BaseReranker | None,
+                     candidates: int = _RERANK_CANDIDATES) -> None:
+        """Let ``search(..., rerank=True)`` fetch ``candidates`` times ``limit`` items of the
+        set and return the ``limit`` that ``reranker`` scores highest (``None``: refuse
+        ``rerank=True`` again)."""
+        if reranker is not None and not isinstance(reranker, BaseReranker):
+            raise TypeError(f"set_reranker expects a BaseReranker, got {type(reranker).__name__}")
+        if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
+            raise ValueError(f"rerank candidates must be a positive int, got {candidates!r}")
+        self._reranker, self._rerank_candidates = reranker, candidates
 
     @property
     def limits(self) -> MemoryLimits:
@@ -519,12 +540,19 @@ class BaseLongTermMemory(ABC):
         check_limit(limit)
         checked = with_visibility(_caller_filter(filters), self.now())
         refuse_scope_fields(options, "search options")
+        reranker = self._reranker_for(options.pop("rerank", False))
         unknown = set(options) - self.search_options
         if unknown:
             supported = ", ".join(["limit", "filters", *sorted(self.search_options)])
             raise TypeError(f"unknown search option(s) {sorted(unknown)}; supported: {supported}")
+        fetch = limit if reranker is None else limit * self._rerank_candidates
         found: list[MemorySetItem] = self._call(
-            "search", scope, lambda: self._search(scope, query, limit, checked, options))[:limit]
+            "search", scope, lambda: self._search(scope, query, fetch, checked, options))[:fetch]
+        if reranker is not None:  # only the scope's own candidates reach the reranker
+            order = self._call("rerank", scope, lambda: reranked_order(
+                reranker, query, [item.value for item in found]))
+            found = [found[index] for index in order]
+        found = found[:limit]
         found = self._read_back(scope, "search", found)
         self._observe(scope, MemoryOp.SEARCH, [item.id for item in found], query)
         self._audit("search", scope, [item.id for item in found])
@@ -705,6 +733,17 @@ class BaseLongTermMemory(ABC):
         return _store_call(
             f"{operation} on memory set '{scope.set_name}' of key '{scope.partition_key}'", core)
 
+    def _reranker_for(self, rerank: Any) -> BaseReranker | None:
+        """The reranker a search with ``rerank`` uses: none for False, the configured one
+        for True, refused when none is configured (a silent no-op would hide it)."""
+        if not isinstance(rerank, bool):
+            raise TypeError(f"search option rerank is True or False, got {rerank!r}")
+        if rerank and self._reranker is None:
+            raise ValueError(f"search(..., rerank=True) needs a reranker, and none is configured: "
+                             f"set '{_RERANKER_OPTION}' to the name of a declared reranker "
+                             "(@reranker_setup)")
+        return self._reranker if rerank else None
+
     def _audit(self, operation: str, scope: MemoryScope, ids: Sequence[str]) -> None:
         audit_log = self._audit_log
         if audit_log is not None and audit_log.wants(operation):
@@ -868,6 +907,34 @@ class LongTermMemoryOptions:
         """The default ttl and refresh-on-read ``config`` sets."""
         return Retention(default_ttl=config.get(cls.TTL),
                          refresh_on_read=bool(config.get(cls.TTL_REFRESH_ON_READ)))
+
+    RERANKER: ConfigOption[str | None] = ConfigOption(
+        _RERANKER_OPTION,
+        str,
+        None,
+        "Name of a declared reranker (@reranker_setup) that orders the candidates of "
+        "search(..., rerank=True). Unset: rerank=True is refused.",
+    )
+    RERANK_CANDIDATES: ConfigOption[int] = ConfigOption(
+        "long-term-memory.rerank-candidates",
+        int,
+        _RERANK_CANDIDATES,
+        "How many candidates per result a reranked search fetches from the store "
+        "(search(..., limit=k, rerank=True) reranks k times this many).",
+    )
+
+    @classmethod
+    def reranking(cls, config: Configuration | Mapping[str, Any] | None
+                  ) -> tuple[str | None, int]:
+        """The declared reranker ``config`` names (``None``: none) and the candidates per
+        result."""
+        if config is None:
+            return None, _RERANK_CANDIDATES
+        if not isinstance(config, Configuration):
+            wanted = (cls.RERANKER, cls.RERANK_CANDIDATES)
+            config = Configuration(wanted, {o.key: config[o.key] for o in wanted
+                                            if config.get(o.key) is not None})
+        return config.get(cls.RERANKER), config.get(cls.RERANK_CANDIDATES)
 
     @classmethod
     def audit_log(cls, config: Configuration | Mapping[str, Any] | None

@@ -77,7 +77,8 @@ class Mem0LongTermMemory(BaseLongTermMemory):
     default the thread that builds this object is the mailbox thread.
     """
 
-    search_options = frozenset({"threshold", "rerank", "show_expired"})
+    # ``rerank`` is the base class's (long-term-memory.reranker), never Mem0's own.
+    search_options = frozenset({"threshold", "show_expired"})
 
     def __init__(
         self,

@@ -19,6 +19,9 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, LongTermMemoryOptions
+from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.api.rerankers import BaseReranker
+from flink_agents_ltm.api.resources import MissingResourceError
 
 ENTRY_POINT_GROUP = "flink_agents_ltm.long_term_memory"
 DEFAULT = "mem0"
@@ -62,4 +65,25 @@ def build_long_term_memory(name: str | None, job_id: str, config: Any,
                         f"{type(memory).__name__}, not a BaseLongTermMemory: subclass it so "
                         "that every guard of the memory contract holds")
     memory.set_audit_log(LongTermMemoryOptions.audit_log(config))  # every factory's alike
+    name, candidates = LongTermMemoryOptions.reranking(config)
+    memory.set_reranker(_reranker(name, resources), candidates)
     return memory
+
+
+def _reranker(name: str | None, resources: Callable[[str, str], Any] | None
+              ) -> BaseReranker | None:
+    """The declared reranker ``long-term-memory.reranker`` names, or ``None`` when unset."""
+    if name is None:
+        return None
+    option = LongTermMemoryOptions.RERANKER.key
+    if resources is None:
+        raise ValueError(f"option '{option}' names the reranker '{redact_text(name)}', but no "
+                         "declared resources are available here to resolve it; unset it")
+    try:
+        found = resources("reranker", name)
+    except MissingResourceError as error:
+        raise MissingResourceError(f"option '{option}': {error}") from None
+    if not isinstance(found, BaseReranker):
+        raise TypeError(f"option '{option}' names '{redact_text(name)}', a "
+                        f"{type(found).__name__}, which is not a BaseReranker")
+    return found
