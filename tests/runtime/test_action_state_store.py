@@ -11,9 +11,12 @@ import stat
 import pytest
 
 from flink_agents_ltm.api.agent import Agent, action
+from flink_agents_ltm.api.chat_models import ChatMessage, tool
 from flink_agents_ltm.api.events import InputEvent, OutputEvent
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration
+from flink_agents_ltm.api.resources import ResourceDescriptor, chat_model_setup
 from flink_agents_ltm.api.runner_context import CALL_AGAIN
+from flink_agents_ltm.integrations.chat_models.scripted import ScriptedChatModelSetup
 from flink_agents_ltm.runtime.action_state.journal import ActionJournal
 from flink_agents_ltm.runtime.action_state.sqlite import FILE_NAME, SqliteActionStateStore
 from flink_agents_ltm.runtime.action_state.store import open_action_state_store
@@ -388,3 +391,73 @@ def test_results_and_arguments_are_never_logged(config, caplog):
     assert restored.stats.durable_calls_replayed == 1
     assert caplog.records  # the replay logged
     assert secret not in caplog.text
+
+
+# ------------------------------------------------------------------ ctx.chat written ahead
+
+model_calls: list = []  # what the "paid model" was asked: one entry per call
+
+
+def paid_model(messages, tools):
+    """The scripted model: asks for the mail tool once, then answers with its receipt."""
+    model_calls.append(len(messages))
+    if not any(m.role == "tool" for m in messages):
+        return {"tool_calls": [{"name": "send_mail", "arguments": {"n": 1}}]}
+    return f"done: {messages[-1].content}"
+
+
+@tool
+def send_mail(n: int) -> str:
+    """Sends e-mail n."""
+    return send_email(n)
+
+
+class ChatMailAgent(Agent):
+    @chat_model_setup
+    def assistant():
+        return ResourceDescriptor(ScriptedChatModelSetup, respond=paid_model)
+
+    @action(InputEvent)
+    async def mail(event, ctx):
+        key, _ = event.input
+        reply = await ctx.chat([ChatMessage("user", "send it")], model="assistant",
+                               tools=[send_mail])
+        ctx.send_event(OutputEvent((key, reply.content)))
+
+
+@pytest.fixture
+def no_model_calls_yet():
+    model_calls.clear()
+    yield
+    model_calls.clear()
+
+
+def test_a_chats_model_and_tool_calls_completed_after_the_snapshot_are_not_made_again(
+        config, no_model_calls_yet):
+    restored = crash_after_the_chat_completed(config)
+    assert restored.outputs == [("a", "done: sent #1")]
+    assert (len(model_calls), sent) == (2, [1])  # two model calls, one e-mail, in all
+    assert restored.pool.submitted == []
+
+
+def test_without_the_store_a_chat_completed_after_the_snapshot_calls_model_and_tool_again(
+        no_model_calls_yet):
+    restored = crash_after_the_chat_completed(OFF)
+    assert restored.outputs == [("a", "done: sent #1")]
+    assert (len(model_calls), sent) == (4, [1, 1])
+
+
+def crash_after_the_chat_completed(config):
+    """The chat's first model call parks; a snapshot; the model, the tool and the model again
+    complete and the action ends; the process dies before the next checkpoint."""
+    agent = ChatMailAgent()
+    first = harness(agent, config)
+    first.process_element(("a", 1))
+    snapshot = first.snapshot()
+    assert finish(first) == [("a", "done: sent #1")]
+    assert (len(model_calls), sent) == (2, [1])
+    first.close()
+    restored = AgentHarness.restore(snapshot, agent, key_selector=lambda r: r[0], config=config)
+    finish(restored)
+    restored.close()
+    return restored
