@@ -314,6 +314,38 @@ def test_a_completed_checkpoint_prunes_the_rows_it_covers_leaving_those_in_fligh
     run.close()
 
 
+KEYS = int(os.environ.get("FLINK_AGENTS_LTM_BOUNDED_KEYS", "20000"))  # 100000: about 1 min
+
+
+def test_the_store_stays_bounded_over_many_keys_with_checkpoints_completing(config):
+    """KEYS keys (20,000 here; the issue's 100,000 with FLINK_AGENTS_LTM_BOUNDED_KEYS=100000,
+    the same at a constant ~1 ms per key), each processed once, a checkpoint completing
+    after every tenth of them, and three keys parked on their calls all along: the rows
+    never pile up past what one checkpoint interval wrote, and each completed checkpoint
+    leaves only the in-flight."""
+    run = harness(MailAgent(), config, sync=True)
+    store = run.journal.store
+    run.pool.sync = False
+    for n in range(3):
+        run.process_element((f"parked{n}", n))
+    run.pool.sync = True
+    interval, after_checkpoints = KEYS // 10, []
+    for n in range(KEYS):
+        run.process_element((f"k{n}", n))
+        if n % interval == interval - 1:
+            assert store.row_count() == interval + 3
+            run.snapshot()
+            run.notify_checkpoint_complete()
+            after_checkpoints.append(store.row_count())
+    assert after_checkpoints == [3] * 10
+    run.outputs.clear()
+    finish(run)
+    run.snapshot()
+    run.notify_checkpoint_complete()
+    assert store.row_count() == 0
+    run.close()
+
+
 def test_rows_done_after_a_snapshot_wait_for_a_later_checkpoint(config):
     run = harness(MailAgent(), config, sync=True)
     run.snapshot()
