@@ -102,7 +102,7 @@ cluster-down:  ## stop the Flink cluster and pgvector started by cluster-up (by 
 test-e2e: $(STAMP)  ## only the e2e tests (they start and stop their own servers)
 	$(PY) -m pytest e2e
 
-.PHONY: jar dist docs
+.PHONY: jar dist docs bench-plots
 
 BRIDGE_JAR := flink_agents_ltm/java/flink-agents-ltm-bridge.jar
 DIST ?= dist
@@ -119,3 +119,17 @@ dist: $(STAMP) jar  ## build the sdist and the wheel (with the bridge's jar) int
 
 docs: $(STAMP)  ## build the documentation site (MkDocs, warnings are errors) into site/
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+BENCH_OUT := docs/bench
+
+bench-plots: $(STAMP)  ## run the plotted benches (about 15 min) and redraw the benchmarks page's pictures into docs/bench/
+	@echo "==> 1/5 bench.rerank_recall (2,000 notes, 200 queries)"
+	$(PY) -m bench.rerank_recall --json $(BENCH_OUT)/rerank_recall.json
+	@echo "==> 2/5 bench.batched_add (embedded and pgvector)"
+	$(PY) -m bench.batched_add --json $(BENCH_OUT)/batched_add.json
+	@echo "==> 3/5 bench.durable_async_throughput (a mini-cluster job per key count)"
+	$(PY) -m bench.durable_async_throughput --json $(BENCH_OUT)/durable_async_throughput.json
+	@echo "==> 4/5 bench.scoped_search (5k, 20k, 50k rows)"
+	$(PY) -m bench.scoped_search --json $(BENCH_OUT)/scoped_search.json
+	@echo "==> 5/5 drawing $(BENCH_OUT)/*.png"
+	$(PY) -m bench._plots $(BENCH_OUT) $(BENCH_OUT)

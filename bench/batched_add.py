@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench._results import add_json_argument, write_results
 from bench.idempotent_add import pgvector_server
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
@@ -61,6 +62,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
     parser.add_argument("--pgvector-config", metavar="FILE",
                         help="a VECTOR_STORE JSON file (0600) instead of a server of our own")
+    add_json_argument(parser)
     args = parser.parse_args()
 
     results = {}
@@ -85,6 +87,12 @@ def main() -> None:
         print(f"{store:<10}{mem0 * 1000:>9.0f} ms{singles * 1000:>11.0f} ms"
               f"{batch * 1000:>7.0f} ms{mem0 / batch:>9.1f}x{singles / batch:>10.1f}x")
     print("target: one add at least 5x faster")
+    write_results(args.json, bench="batched_add", kind="bar",
+                  title=f"Storing {args.items} items on one key ({args.embedder})",
+                  x_label="store", y_label="ms (median of rounds)", series={
+                      label: [(store, statistics.median(times[label]) * 1000)
+                              for store, times in results.items()]
+                      for label in ("100 Mem0 adds", "100 single adds", "one add of 100")})
 
 
 if __name__ == "__main__":

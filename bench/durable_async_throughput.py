@@ -20,6 +20,7 @@ import tempfile
 import time
 
 from bench._local_cluster import local_configuration
+from bench._results import add_json_argument, write_results
 
 LATENCY = 0.1
 CAPACITY = 32
@@ -76,6 +77,7 @@ def main() -> int:
     parser.add_argument("--keys", type=int, nargs="+", default=KEYS,
                         help="keys in flight, one job each")
     parser.add_argument("--events-per-key", type=int, default=EVENTS_PER_KEY)
+    add_json_argument(parser)
     args = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="flink-agents-ltm-bench-")
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
@@ -87,11 +89,19 @@ def main() -> int:
     print(f"{'keys':>5} {'ideal ev/s':>11} {'parking ev/s':>13} {'% of ideal':>11} "
           f"{'blocking ev/s':>14} {'parking/blocking':>17}")
     blocking_rate = run(blocking(), 4, 5)  # the mailbox waits: 1/latency whatever the keys
+    series: dict[str, list[tuple[int, float]]] = {"ideal": [], "parking (ours)": [],
+                                                  "blocking the mailbox": []}
     for keys in args.keys:
         ideal = min(keys, CAPACITY) / LATENCY
         rate = run(parking(), keys, args.events_per_key)
         print(f"{keys:>5} {ideal:>11.1f} {rate:>13.1f} {100 * rate / ideal:>10.0f}% "
               f"{blocking_rate:>14.1f} {rate / blocking_rate:>16.1f}x", flush=True)
+        for name, value in (("ideal", ideal), ("parking (ours)", rate),
+                            ("blocking the mailbox", blocking_rate)):
+            series[name].append((keys, value))
+    write_results(args.json, bench="durable_async_throughput", series=series,
+                  title=f"Actions awaiting a {LATENCY * 1000:.0f} ms durable call, capacity "
+                        f"{CAPACITY}", x_label="keys in flight", y_label="events per second")
     return 0
 
 

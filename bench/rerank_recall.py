@@ -30,6 +30,7 @@ import time
 from collections import defaultdict
 
 from bench._rerank_set import make
+from bench._results import add_json_argument, write_results
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.rerankers import BaseReranker
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
@@ -99,6 +100,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200, help="labelled queries (default 200)")
     parser.add_argument("--cross-encoder", metavar="FOLDER")
     parser.add_argument("--dump", metavar="FILE")
+    add_json_argument(parser)
     args = parser.parse_args()
     notes, queries = make(items=args.items, queries=args.queries)
     home = tempfile.mkdtemp(prefix="bench-rerank-")
@@ -121,6 +123,7 @@ def main() -> None:
               + f"{'ms/query':>10}{'of it rerank':>14}")
         if args.dump:
             dump(memory_set, labelled, notes, queries, args.candidates * K, args.dump)
+        series: dict[str, list[tuple[str, float]]] = {}
         for name, reranker in rerankers(args).items():
             timed = None if reranker is None else _Timed(reranker)
             memory.set_reranker(timed, args.candidates)
@@ -128,9 +131,16 @@ def main() -> None:
             reranking = 0.0 if timed is None else timed.seconds * 1000 / (len(labelled) + 1)
             print(f"{name:<16}" + "".join(f"{recall[k]:>16.3f}" for k in kinds)
                   + f"{ms:>10.1f}{reranking:>14.2f}", flush=True)
+            series[f"R@{K}, {name}"] = [(kind, recall[kind]) for kind in kinds]
         ceiling, ms = measure(memory_set, labelled, rerank=False, limit=args.candidates * K)
         print(f"{'R@' + str(args.candidates * K) + ' (ceiling)':<16}"
               + "".join(f"{ceiling[k]:>16.3f}" for k in kinds) + f"{ms:>10.1f}")
+        series[f"R@{args.candidates * K}, no reranking (ceiling)"] = [
+            (kind, ceiling[kind]) for kind in kinds]
+        write_results(args.json, bench="rerank_recall", kind="bar", series=series,
+                      title=f"Recall of search(limit={K}) with and without reranking "
+                            f"({len(notes)} notes, {len(queries)} queries)",
+                      x_label="queries", y_label="recall")
     finally:
         memory.close()
         shutil.rmtree(home, ignore_errors=True)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from bench._results import add_json_argument, write_results
 from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 
@@ -137,6 +138,7 @@ def main() -> None:
                         help="VECTOR_STORE JSON file of a running server (a file: its password "
                         "stays off the command line; default: start one with "
                         "scripts/pgvector-server)")
+    add_json_argument(parser)
     args = parser.parse_args()
 
     from mem0.vector_stores.qdrant import Qdrant
@@ -191,6 +193,12 @@ def main() -> None:
           f"{large['qdrant'] / large['embedded']:.0f}x lower")
     print(f"at {sizes[-1]} rows, pgvector before / now: "
           f"{large['pg before'] / large['pg now']:.1f}x lower")
+    names = {"qdrant": "embedded Qdrant (before)", "embedded": "embedded SQLite (now)",
+             "pg before": "pgvector, no scope index (before)", "pg now": "pgvector (now)"}
+    write_results(args.json, bench="scoped_search", series={
+        label: [(size, results[size][name]) for size in sizes] for name, label in names.items()},
+        title=f"One key's search (top {TOP_K} of {KEYS} keys) as the table grows",
+        x_label="rows in the table", y_label="p50 ms per search")
 
 
 if __name__ == "__main__":

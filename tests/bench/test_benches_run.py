@@ -20,13 +20,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PGVECTOR = "{pgvector}"  # replaced by the path of a VECTOR_STORE file of the session's server
+JSON = "{json}"  # replaced by a path the bench writes its figures to (make bench-plots draws them)
 
 # module: (tiny arguments, text of its table's header); the slowest first
 BENCHES: dict[str, tuple[list[str], str]] = {
     "recovery_time": (["--modes", "thread"], "all tasks running"),
     "state_per_key": (["--keys", "6", "--baseline-keys", "3", "--agents", "note-taking"],
                       "bytes per key"),
-    "durable_async_throughput": (["--keys", "2", "--events-per-key", "2"], "parking ev/s"),
+    "durable_async_throughput": (["--keys", "2", "--events-per-key", "2", "--json", JSON],
+                                 "parking ev/s"),
     "action_state_store": (["--keys", "2", "--events-per-key", "2", "--rounds", "1",
                             "--store-calls", "5", "--pgvector-config", PGVECTOR],
                            "postgres/off"),
@@ -41,18 +43,18 @@ BENCHES: dict[str, tuple[list[str], str]] = {
         ["--store", "pgvector", "--pgvector-config", PGVECTOR, "--rounds", "2", "--batch", "4",
          "--queries", "1", "--text-queries", "1"], "Mem0VectorStore"),
     "batched_add": (["--rounds", "1", "--items", "3", "--embedder", "hashing",
-                     "--pgvector-config", PGVECTOR], "single adds"),
+                     "--pgvector-config", PGVECTOR, "--json", JSON], "single adds"),
     "java_bridge_overhead": (["--ops", "2"], "java ms"),
     "model_clients": (["--calls", "3"], "1 thread ms/call"),
     "scoped_search": (["--sizes", "200", "400", "--queries", "2", "--qdrant-queries", "1",
-                       "--pgvector-config", PGVECTOR], "pgvector now"),
+                       "--pgvector-config", PGVECTOR, "--json", JSON], "pgvector now"),
     "coalesced_embedding": (["--rounds", "1", "--keys", "2"], "items/s, median of"),
     "footprint": (["--adds", "2", "--setups", "embedded+hashing"], "peak RSS MB"),
     "idempotent_add": (["--ops", "2", "--batch", "2", "--embedder", "hashing",
                         "--pgvector-config", PGVECTOR], "ours (ms/item)"),
     "minilm_runtimes": (["--runs", "1"], "per text in 32"),
     "memory_expiry": (["--rows", "40", "--queries", "2", "--batch", "10"], "with expiry"),
-    "rerank_recall": (["--items", "60", "--queries", "6"], "R@5 all"),
+    "rerank_recall": (["--items", "60", "--queries", "6", "--json", JSON], "R@5 all"),
 }
 BRIDGE_CLASSES = ROOT / "java-bridge" / "target" / "classes"
 AT_ONCE = 4  # benches run side by side: most of their time is waiting (JVMs, checkpoints)
@@ -95,9 +97,10 @@ class BenchRuns:
 
     def _run(self, bench: str) -> tuple[int, str, str]:
         arguments, _ = BENCHES[bench]
-        arguments = [self._pgvector_file(bench) if a == PGVECTOR else a for a in arguments]
         scratch = self._folder / bench
         scratch.mkdir(mode=0o700)
+        arguments = [self._pgvector_file(bench) if a == PGVECTOR else
+                     str(self.json_of(bench)) if a == JSON else a for a in arguments]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]), TQDM_DISABLE="1",
             TMPDIR=str(scratch))
@@ -115,6 +118,9 @@ class BenchRuns:
             out, err = process.communicate()
             err += "\n(killed after 900 s)"
         return process.returncode, out, err
+
+    def json_of(self, bench: str) -> Path:
+        return self._folder / bench / "figures.json"
 
     def result(self, bench: str) -> tuple[int, str, str]:
         return self._runs[bench].result()
@@ -152,3 +158,8 @@ def test_a_bench_runs_with_tiny_sizes_and_prints_its_table(bench, bench_runs):
     returncode, out, err = bench_runs.result(bench)
     assert returncode == 0, out[-3000:] + err[-3000:]
     assert BENCHES[bench][1] in out, out[-3000:]
+    if JSON in BENCHES[bench][0]:  # the figures make bench-plots draws
+        figures = json.loads(bench_runs.json_of(bench).read_text())
+        assert figures["bench"] == bench.split("[")[0] and figures["series"], figures
+        assert all(len(point) == 2 for points in figures["series"].values()
+                   for point in points), figures
