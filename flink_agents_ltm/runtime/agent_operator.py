@@ -221,7 +221,7 @@ class AgentOperator(KeyedProcessFunction):
             from pyflink.common.time import Time
             short_term.enable_time_to_live(
                 StateTtlConfig.new_builder(Time.milliseconds(ttl_ms)).build())
-        return KeyedStates(
+        return KeyedStates.of_host_states(
             next_seq=runtime_context.get_state(ValueStateDescriptor("agent-next-seq",
                                                                     Types.LONG())),
             busy=runtime_context.get_state(ValueStateDescriptor("agent-busy", pickled)),
