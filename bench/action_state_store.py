@@ -32,7 +32,7 @@ from bench.scoped_search import pgvector_server
 LATENCY = 0.1
 KEYS = 64
 EVENTS_PER_KEY = 10
-POSTGRES = "flink_agents_ltm.integrations.action_state.postgres:open_store"
+POSTGRES = "postgres"
 STORES = {"none": "none", "sqlite": "sqlite", "postgres": POSTGRES}
 
 
@@ -108,11 +108,13 @@ def store_alone(name: str, calls: int, home: str, pgvector: dict) -> dict[str, f
     timings: dict[str, float] = {}
     started = time.perf_counter()
     writers = [journal.start(journal.run_of(f"k{n}", 0, "input"), f"k{n}#0#0", "call0",
-                             "bench.slow_call")[1] for n in range(calls)]
+                             "bench.slow_call") for n in range(calls)]
+    for _, write_started, _ in writers:
+        write_started()
     timings["run + started marker"] = time.perf_counter() - started
     started = time.perf_counter()
-    for write in writers:
-        write(result)
+    for _, _, write_result in writers:
+        write_result(result)
     timings["result"] = time.perf_counter() - started
     started = time.perf_counter()
     for n in range(calls):
@@ -121,7 +123,8 @@ def store_alone(name: str, calls: int, home: str, pgvector: dict) -> dict[str, f
     started = time.perf_counter()
     for n in range(calls):
         journal.step_done(f"k{n}#0#0")
-    timings["step done"] = time.perf_counter() - started
+    journal.flush_marks()
+    timings["step done (batched)"] = time.perf_counter() - started
     journal.checkpoint_started(1)
     started = time.perf_counter()
     journal.checkpoint_completed(1)

@@ -42,7 +42,7 @@ def store_of(cluster, name):
     return store
 
 
-POSTGRES_ACTION_STATE = "flink_agents_ltm.integrations.action_state.postgres:open_store"
+POSTGRES_ACTION_STATE = "postgres"
 
 
 def job_args(scratch, store, job_id, mode, events, rate=400, late_keys=0, hold_ms=500,

@@ -217,7 +217,7 @@ class ActionDriver:
             self._on_record()
             return True, value
         request.reconciling = state == STARTED
-        token, request.on_result = journal.start(position, request.name)
+        token, request.on_start, request.on_result = journal.start(position, request.name)
         execution.journaled = (position, token)
         return False, None
 

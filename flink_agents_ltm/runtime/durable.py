@@ -85,16 +85,26 @@ class DurableCall:
         self.kwargs = kwargs
         self.name = name or call_name(fn)
         self.reconciler = reconciler
-        # Set by the runtime (action-state store on): ask the reconciler before calling,
-        # and write the result ahead as soon as it is known, on the calling thread.
+        # Set by the runtime (action-state store on): ask the reconciler before calling;
+        # write the started marker just before the call and its result as soon as it is
+        # known, both on the calling thread (a worker's, not the mailbox thread).
         self.reconciling = False
+        self.on_start: Callable[[], None] | None = None
         self.on_result: Callable[[Any], None] | None = None
         # Set by the runtime once awaited: answered from a record without running
         # (``replayed``), or how long the call ran.
         self.replayed = False
         self.elapsed_s: float | None = None
 
+    def begin(self) -> None:
+        """The call starts: its started marker is written, once (``run`` begins it if its
+        pool has not)."""
+        on_start, self.on_start = self.on_start, None
+        if on_start is not None:
+            on_start()
+
     def run(self) -> Any:
+        self.begin()
         result = CALL_AGAIN
         if self.reconciling and self.reconciler is not None:
             result = self.reconciler()

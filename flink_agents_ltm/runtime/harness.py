@@ -242,7 +242,12 @@ class ManualWorkerPool:
         manual = ManualCall(call, position, now, now + self._timeout_s)
         self._running[manual] = None
         self.submitted.append(manual)
-        if self.sync and call.name not in self.hanging:
+        try:  # a worker takes it at once: it starts (its started marker is written) ...
+            with write_position(position):
+                call.begin()
+        except Exception as error:  # noqa: BLE001 - the action gets it, as on the pool
+            return self._finish(manual, None, error)
+        if self.sync and call.name not in self.hanging:  # ... and runs when the test says
             self.run(manual)
         return manual
 

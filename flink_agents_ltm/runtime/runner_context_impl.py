@@ -157,7 +157,7 @@ class RunnerContextImpl(RunnerContext):
                 self._on_record()
                 return result
             call.reconciling = state == STARTED
-            _, call.on_result = self._journal.start(position, name)
+            _, call.on_start, call.on_result = self._journal.start(position, name)
         started = time.monotonic()
         try:
             with write_position(position):

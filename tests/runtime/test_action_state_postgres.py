@@ -6,6 +6,8 @@ import uuid
 
 import pytest
 
+from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
+from flink_agents_ltm.runtime.action_state.store import open_action_state_store
 from flink_agents_ltm.runtime.harness import AgentHarness
 from runtime.test_action_state_store import (
     MailAgent,
@@ -18,7 +20,7 @@ from runtime.test_action_state_store import (
     sent,
 )
 
-STORE = "flink_agents_ltm.integrations.action_state.postgres:open_store"
+STORE = "postgres"  # an entry point: integrations.action_state.postgres:open_store
 
 
 @pytest.fixture(autouse=True)
@@ -78,3 +80,14 @@ def test_a_completed_checkpoint_prunes_the_postgres_rows_it_covers(config):
 def test_a_job_without_an_inline_pgvector_store_is_told_what_the_store_needs():
     with pytest.raises(ValueError, match="needs the job's long-term-memory.vector-store"):
         AgentHarness(MailAgent(), config={"agents.action-state.store": STORE})
+
+
+def test_the_store_is_also_named_by_its_module_and_callable(config):
+    from flink_agents_ltm.integrations.action_state.postgres import PostgresActionStateStore
+
+    job = AgentsConfiguration({**config, "agents.action-state.store":
+                               "flink_agents_ltm.integrations.action_state.postgres:open_store"})
+    store = open_action_state_store(job.get(AgentsOptions.ACTION_STATE_STORE), "named-job", job)
+    assert isinstance(store, PostgresActionStateStore)
+    assert store.row_count() == 0
+    store.close()

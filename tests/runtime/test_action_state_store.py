@@ -4,9 +4,13 @@ Flink's checkpoints (``agents.action-state.store=sqlite``).
 A "failure" is a harness closed without its last work reaching a snapshot, then a fresh
 harness restored from the snapshot taken before: what Flink does after a crash."""
 
+import collections
 import logging
 import os
+import sqlite3
 import stat
+import threading
+import time
 
 import pytest
 
@@ -292,6 +296,98 @@ def test_a_reconciler_is_not_asked_on_a_first_run(config):
     assert asked == []
 
 
+# ------------------------------------------------- what the mailbox thread pays per input
+
+
+class CountingStore:
+    """The job's real store, counting each operation and the threads it ran on."""
+
+    def __init__(self, store):
+        self.store = store
+        self.calls = collections.Counter()
+        self.threads = collections.defaultdict(set)
+
+    def __getattr__(self, name):
+        operation = getattr(self.store, name)
+
+        def counted(*args, **kwargs):
+            self.calls[name] += 1
+            self.threads[name].add(threading.current_thread().name)
+            return operation(*args, **kwargs)
+
+        return counted
+
+
+def counting(run):
+    run.journal.store = CountingStore(run.journal.store)
+    return run.journal.store
+
+
+def test_a_fresh_jobs_calls_look_nothing_up_in_the_store(config):
+    run = harness(MailAgent(), config, sync=True)
+    store = counting(run)
+    for n in range(50):
+        run.process_element((f"k{n}", n))
+    assert store.calls["started"] == store.calls["completed"] == 50
+    assert store.calls["lookup"] == store.calls["run_state"] == store.calls["runs_of"] == 0
+    run.close()
+
+
+def test_after_a_recovery_only_runs_with_rows_of_before_the_failure_look_their_calls_up(config):
+    first = harness(MailAgent(), config)
+    first.process_element(("a", 1))
+    snapshot = first.snapshot()
+    finish(first)
+    first.close()
+    restored = AgentHarness.restore(snapshot, MailAgent(), key_selector=lambda r: r[0],
+                                    config=config, sync=True)
+    store = counting(restored)
+    finish(restored)  # input 1 of key a: its result is in the store
+    for n in range(2, 12):  # new inputs: nothing of theirs was written before
+        restored.process_element((f"k{n}", n))
+    assert store.calls["lookup"] == 1
+    assert sent == [1, *range(2, 12)]
+    restored.close()
+
+
+def test_done_marks_reach_the_store_in_batches_and_all_of_them_before_a_snapshot(config):
+    run = harness(MailAgent(), config, sync=True)
+    store = counting(run)
+    for n in range(200):
+        run.process_element((f"k{n}", n))
+    assert 1 <= store.calls["steps_done"] <= 4  # 200 steps in batches of 64: three so far
+    run.snapshot()  # a crash from here on leaves no row of a step the snapshot covers
+    with sqlite3.connect(store.store.path) as db:
+        assert db.execute("SELECT COUNT(*) FROM durable_calls_v2 WHERE done_mark IS NULL"
+                          ).fetchone() == (0,)
+    assert run.notify_checkpoint_complete() == 200
+    assert store.store.row_count() == 0
+    run.close()
+
+
+def test_a_calls_started_marker_and_result_are_written_on_the_thread_that_runs_it(config):
+    from flink_agents_ltm.runtime.action_state.journal import open_journal
+    from flink_agents_ltm.runtime.durable import DurableCall
+    from flink_agents_ltm.runtime.worker_pool import ThreadWorkerPool
+
+    journal = open_journal(AgentsConfiguration(config), 0, fresh=True)
+    store = CountingStore(journal.store)
+    journal.store = store
+    pool = ThreadWorkerPool(2, 10.0, "mail-worker")
+    call = DurableCall(send_email, (7,), {})
+    _, call.on_start, call.on_result = journal.start(journal.run_of("k", 0, "7"), "k#0#0",
+                                                     "call0", call.name)
+    assert store.calls["started"] == 0  # submitting writes nothing on this thread
+    handle = pool.submit(call, "call0")
+    pool.wait([handle], time.monotonic() + 10)
+    assert handle.outcome() == ("sent #7", None)
+    assert threading.current_thread().name not in store.threads["started"] | store.threads[
+        "completed"]
+    assert store.calls["started"] == store.calls["completed"] == 1
+    pool.close(1.0)
+    journal.close()
+
+
 # ---------------------------------------------------------------------- pruning
 
 
@@ -361,7 +457,9 @@ def test_without_checkpoint_notifications_rows_go_after_the_retention(tmp_path):
     journal = ActionJournal(store, 0, checkpoints=False, retention_s=60,
                             wall_clock=lambda: now[0])
     for key in ("a", "b"):
-        journal.start(journal.run_of(key, 0, "input"), f"{key}#0#0", "call0", "send")
+        _, write_started, _ = journal.start(journal.run_of(key, 0, "input"), f"{key}#0#0",
+                                            "call0", "send")
+        write_started()
     journal.step_done("a#0#0")
     now[0] += 61
     journal.step_done("b#0#0")  # prunes what ended more than 60 s ago
@@ -393,7 +491,8 @@ def test_the_store_is_off_by_default_and_writes_no_file(tmp_path):
 
 
 def test_an_unknown_store_name_is_a_one_line_error_naming_it():
-    with pytest.raises(ValueError, match="'sqlit' is not a known store") as error:
+    with pytest.raises(ValueError, match=r"'sqlit' is not a known store \(known: none, "
+                       r"postgres, sqlite, or 'module:callable'\)") as error:
         open_action_state_store("sqlit", "job", AgentsConfiguration({}))
     assert "\n" not in str(error.value)
 

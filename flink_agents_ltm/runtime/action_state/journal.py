@@ -6,6 +6,16 @@ once it completed; the harness does, as a Java operator would); a step's rows ar
 marked with the next checkpoint's id and pruned when a checkpoint at least that
 new completes. ``checkpoints=False`` (PyFlink's Python operator, which is told of
 no checkpoint): rows are pruned ``retention_s`` after their step ended.
+
+What the mailbox thread pays per input is kept small, since each store operation may be
+a round trip to a server: a call's started marker and its result are written by the
+worker thread that runs the call (just before and just after it, so the marker still
+precedes any side effect); a new run (no rows of an earlier attempt) looks nothing up;
+and the done marks of ended steps are written in batches (:data:`MARKS_BATCH` steps, or
+the steps of :data:`MARKS_DELAY_S`), always before a snapshot and before a prune. A
+mark not yet written when the process dies only delays the pruning of its rows: a
+replayed step marks them again, and those of a step the restored checkpoint covers stay
+until the job starts afresh (at most one batch per failure).
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ RESULT = "result"
 log = logging.getLogger(__name__)
 
 PRUNE_EVERY_S = 1.0  # retention mode: prune at most this often
+MARKS_BATCH = 64  # done marks written in one statement at most this many steps apart
+MARKS_DELAY_S = 0.2  # ... or this long after the first step of the batch ended
 
 
 class ActionJournal:
@@ -52,6 +64,11 @@ class ActionJournal:
         # places belong to inputs the restored checkpoint covers, never to a replay
         self._first_seq: dict[str, int] = {}
         self._recovered = recovered  # False: a fresh start, no row of an earlier attempt
+        # done marks not yet written: (observation, mark), and when the first and the last
+        # of those steps ended
+        self._marks: list[tuple[str, int]] = []
+        self._marks_first = 0.0
+        self._marks_last = 0.0
 
     # ---- runs
 
@@ -63,7 +80,7 @@ class ActionJournal:
         failure); else a new run beside the other input's rows at its place."""
         place = f"{key}#{seq}"
         if not self._recovered:  # a fresh start cleared the rows of earlier runs: no query
-            return RunTag(key, place, seq, fingerprint)
+            return RunTag(key, place, seq, fingerprint, has_rows=False)
         min_seq = self._first_seq.setdefault(key, seq)
         state = self.store.run_state(place)
         if state is not None and state[0] == fingerprint and state[1] != self._owner:
@@ -72,7 +89,7 @@ class ActionJournal:
             earlier = self.store.runs_of(key, fingerprint, min_seq, self._owner)
             if not earlier:  # a new input: its own place, or beside another input's rows
                 return RunTag(key, place if state is None else f"{place}.{self._owner[:12]}",
-                              seq, fingerprint)
+                              seq, fingerprint, has_rows=False)
             run = earlier[0]
         self.store.claim(run, self._owner)  # rows of the failed attempt, now this run's
         return RunTag(key, run, seq, fingerprint)
@@ -94,12 +111,15 @@ class ActionJournal:
         return RESULT, cloudpickle.loads(found.result)
 
     def start(self, tag: RunTag, observation: str, position: str,
-              name: str) -> tuple[str, Callable[[Any], None]]:
-        """Write the started marker; answers its token and the writer of the result
-        (called on the thread that ran the call, before the action goes on)."""
+              name: str) -> tuple[str, Callable[[], None], Callable[[Any], None]]:
+        """A call's write-ahead: its token, the writer of its started marker (called on
+        the thread that runs the call, just before it) and the writer of its result
+        (called on that thread once it returned, before the action goes on)."""
         token = uuid.uuid4().hex
-        self.store.started(self._subtask, observation, position, name, token, tag,
-                           self._owner)
+
+        def write_started() -> None:
+            self.store.started(self._subtask, observation, position, name, token, tag,
+                               self._owner)
 
         def write_result(result: Any) -> None:
             try:
@@ -108,23 +128,45 @@ class ActionJournal:
                 return
             self.store.completed(observation, position, token, payload)
 
-        return token, write_result
-
+        return token, write_started, write_result
 
     # ---- steps and checkpoints
 
     def step_done(self, observation: str) -> None:
+        """The step ended: its rows are marked done (in the next batch) with the next
+        checkpoint's id, so that the checkpoint that covers the step prunes them."""
         now = self._wall()
-        self.store.step_done(observation, self._owner, self._last_checkpoint + 1, now)
+        if self._marks and now - self._marks_first >= MARKS_DELAY_S:
+            self.flush_marks()
+        if not self._marks:
+            self._marks_first = now
+        self._marks.append((observation, self._last_checkpoint + 1))
+        self._marks_last = now
+        if len(self._marks) >= MARKS_BATCH:
+            self.flush_marks()
         if not self._checkpoints and now >= self._next_prune:
             self._next_prune = now + PRUNE_EVERY_S
+            self.flush_marks()
             self.store.prune_older(now - self._retention_s)
 
+    def flush_marks(self) -> None:
+        """Write the pending done marks, one statement per mark (almost always one); each
+        row's done time is the end of the batch's last step (its rows stay at least the
+        retention after their own step ended)."""
+        marks, self._marks = self._marks, []
+        by_mark: dict[int, list[str]] = {}
+        for observation, mark in marks:
+            by_mark.setdefault(mark, []).append(observation)
+        for mark, observations in by_mark.items():
+            self.store.steps_done(observations, self._owner, mark, self._marks_last)
+
     def checkpoint_started(self, checkpoint_id: int) -> None:
+        self.flush_marks()  # the steps this snapshot covers are marked for its completion
         self._last_checkpoint = max(self._last_checkpoint, checkpoint_id)
 
     def checkpoint_completed(self, checkpoint_id: int) -> int:
         """Prune what the checkpoint covers (and what dead processes left long ago)."""
+        self.flush_marks()
         pruned = self.store.prune(self._owner, checkpoint_id)
         return pruned + self.store.prune_older(self._wall() - self._retention_s)
 
@@ -133,7 +175,10 @@ class ActionJournal:
         self._last_checkpoint = max(self._last_checkpoint, checkpoint_id)
 
     def close(self) -> None:
-        self.store.close()
+        try:
+            self.flush_marks()
+        finally:
+            self.store.close()
 
 
 def open_journal(config: AgentsConfiguration, subtask: int, *, fresh: bool,
@@ -178,6 +223,8 @@ class StepJournal:
         return f"{self._run_tag().run}#{self._step}"
 
     def replay(self, position: str, name: str) -> tuple[str, Any]:
+        if not self._run_tag().has_rows:  # a new run: nothing of it was written before
+            return MISSING, None
         state, value = self._journal.replay(self.observation, position, name)
         if state != MISSING:
             self.used = True
@@ -188,10 +235,10 @@ class StepJournal:
                      "reconciler, if it has one, else runs again")
         return state, value
 
-    def start(self, position: str, name: str) -> tuple[str, Callable[[Any], None]]:
+    def start(self, position: str,
+              name: str) -> tuple[str, Callable[[], None], Callable[[Any], None]]:
         self.used = True
         return self._journal.start(self._run_tag(), self.observation, position, name)
-
 
     def done(self) -> None:
         if self.used:

@@ -11,12 +11,15 @@ from dataclasses import dataclass
 class RunTag:
     """Which input a run's rows serve: the key, the run id the rows are under
     (``key#seq``, or an alias when another input's rows hold that place), the run's
-    place in the key's sequence, and the fingerprint of its input."""
+    place in the key's sequence, and the fingerprint of its input. ``has_rows``: the store
+    may hold rows of the run written before a failure (``False``: a new run, whose calls
+    need no lookup)."""
 
     key: str
     run: str
     seq: int
     fingerprint: str
+    has_rows: bool = True
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import os
 import re
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
@@ -127,9 +128,14 @@ class SqliteActionStateStore:
         self._run(f"UPDATE {TABLE} SET claim = ? WHERE job = ? AND run = ?", owner, self._job,
                   run)
 
-    def step_done(self, observation: str, owner: str, mark: int, at: float) -> None:
-        self._run(f"UPDATE {TABLE} SET owner = ?, done_mark = ?, done_at = ? WHERE "
-                  "job = ? AND observation = ?", owner, mark, at, self._job, observation)
+    def steps_done(self, observations: Sequence[str], owner: str, mark: int,
+                   at: float) -> None:
+        with self._lock, self._db:  # one transaction (autocommit otherwise)
+            self._db.execute("BEGIN")
+            self._db.executemany(f"UPDATE {TABLE} SET owner = ?, done_mark = ?, done_at = ? "
+                                 "WHERE job = ? AND observation = ?",
+                                 [(owner, mark, at, self._job, observation)
+                                  for observation in observations])
 
     def prune(self, owner: str, mark: int) -> int:
         return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND owner = ? AND "

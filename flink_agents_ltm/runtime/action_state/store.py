@@ -19,7 +19,8 @@ them.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 from flink_agents_ltm.api.options import AgentsConfiguration
@@ -27,8 +28,8 @@ from flink_agents_ltm.runtime.action_state.lookup import Lookup, RunTag
 
 
 class ActionStateStore(Protocol):
-    """Thread-safe: results are written from the worker threads, the rest from the
-    mailbox thread."""
+    """Thread-safe: started markers and results are written from the worker threads (at
+    once, from as many threads as calls run), the rest from the mailbox thread."""
 
     def started(self, subtask: int, observation: str, position: str, name: str,
                 token: str, tag: RunTag, claim: str) -> None:
@@ -51,9 +52,11 @@ class ActionStateStore(Protocol):
     def claim(self, run: str, owner: str) -> None:
         """The rows under ``run`` now serve ``owner``'s run of their input."""
 
-    def step_done(self, observation: str, owner: str, mark: int, at: float) -> None:
-        """The step ended (at wall-clock time ``at``): its rows become ``owner``'s, pruned
-        by ``prune(owner, m)`` with ``m >= mark`` or by ``prune_older`` past ``at``."""
+    def steps_done(self, observations: Sequence[str], owner: str, mark: int,
+                   at: float) -> None:
+        """The steps ended (by wall-clock time ``at``): their rows become ``owner``'s,
+        pruned by ``prune(owner, m)`` with ``m >= mark`` or by ``prune_older`` past ``at``.
+        One statement for all of them where the store can."""
 
     def prune(self, owner: str, mark: int) -> int:
         """Drop ``owner``'s done rows with a mark at or below ``mark``; answers how many."""
@@ -79,6 +82,8 @@ def _sqlite(job_id: str, config: AgentsConfiguration) -> ActionStateStore:
 
 _FACTORIES: dict[str, StoreFactory] = {"sqlite": _sqlite}
 NONE = "none"
+# Stores of integrations (``postgres``) and of other packages register under this group.
+ENTRY_POINT_GROUP = "flink_agents_ltm.action_state_store"
 
 
 def register_action_state_store(name: str, factory: StoreFactory) -> None:
@@ -92,11 +97,16 @@ def register_action_state_store(name: str, factory: StoreFactory) -> None:
 
 def open_action_state_store(name: str, job_id: str,
                             config: AgentsConfiguration) -> ActionStateStore | None:
-    """The store ``name`` names (``None`` for ``none``): a registered name, or
-    ``module:callable`` called as ``callable(job_id, config)``."""
+    """The store ``name`` names (``None`` for ``none``): a registered name, an entry point
+    of :data:`ENTRY_POINT_GROUP` (``postgres``), or ``module:callable``, called as
+    ``callable(job_id, config)``."""
     if name == NONE:
         return None
     factory = _FACTORIES.get(name)
+    if factory is None:
+        found = entry_points(group=ENTRY_POINT_GROUP, name=name)
+        if found:
+            factory = next(iter(found)).load()
     if factory is None and ":" in name:
         module_name, _, attribute = name.partition(":")
         try:
@@ -105,7 +115,8 @@ def open_action_state_store(name: str, job_id: str,
             raise ValueError(f"agents.action-state.store '{name}' cannot be loaded: "
                              f"{type(error).__name__}: {error}") from None
     if factory is None:
-        known = ", ".join(sorted([NONE, *_FACTORIES]))
+        installed = (entry.name for entry in entry_points(group=ENTRY_POINT_GROUP))
+        known = ", ".join(sorted({NONE, *_FACTORIES, *installed}))
         raise ValueError(f"agents.action-state.store '{name}' is not a known store (known: "
                          f"{known}, or 'module:callable')")
     store: Any = factory(job_id, config)
