@@ -81,3 +81,15 @@ def test_building_an_agent_stream_on_an_unsupported_flink_fails_with_the_one_lin
     with pytest.raises(UnsupportedFlinkVersionError, match=r"^flink-agents-ltm runs on .* not "
                                                            r"1\.19\.3: pip install"):
         agent_operator.build_agent_stream(None, None, None, None, None)
+
+
+def test_ci_runs_a_smoke_set_for_every_supported_line_but_the_default_whose_suite_it_runs():
+    import re
+
+    from flink_agents_ltm.flink_compat import DEFAULT_VERSION, SUPPORTED_LINES
+
+    ci = (ROOT / ".ci" / "run").read_text()
+    others = re.search(r"^others=\(([^)]*)\)$", ci, re.M).group(1).split()
+    always = re.search(r'FLINK_MATRIX-"([0-9.]+) ', ci).group(1)
+    lines = sorted(version_line(v) for v in [always, *others])
+    assert lines == sorted(set(SUPPORTED_LINES) - {version_line(DEFAULT_VERSION)})
