@@ -221,7 +221,7 @@ class AgentOperator(KeyedProcessFunction):
         ttl_ms = config.get(AgentsOptions.SHORT_TERM_MEMORY_TTL_MS)
         if ttl_ms is not None:
             short_term.enable_time_to_live(ttl_config(ttl_ms))
-        return KeyedStates(
+        return KeyedStates.of_host_states(
             next_seq=runtime_context.get_state(ValueStateDescriptor("agent-next-seq",
                                                                     Types.LONG())),
             busy=runtime_context.get_state(ValueStateDescriptor("agent-busy", pickled)),

@@ -50,10 +50,12 @@ from flink_agents_ltm.runtime.metric_groups import RuntimeMetricGroup
 from flink_agents_ltm.runtime.operator_metrics import OperatorStats
 from flink_agents_ltm.runtime.protocols import KeyedStates
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
+from flink_agents_ltm.runtime.run_record import decode_busy, decode_run
 from flink_agents_ltm.runtime.worker_pool import CallState, DurableCallsStuckError, stuck_message
 
 MAX_WATERMARK = 2**63 - 1
 STATE_NAMES = ("next_seq", "busy", "pending", "run", "short_term")
+_RECORD_DECODERS: dict[str, Callable[[Any], Any]] = {"busy": decode_busy, "run": decode_run}
 
 
 class ManualClock:
@@ -357,7 +359,7 @@ class AgentHarness:
         self.resources.open()
         self.memory = LazyActionMemory(memory or self.default_memory, "the harness's memory",
                                        self.check)
-        states = KeyedStates(*(self._state(name) for name in STATE_NAMES))
+        states = KeyedStates.of_host_states(*(self._state(name) for name in STATE_NAMES))
         # agents.action-state.store: a fresh harness is a fresh job; a restored one recovers.
         self.checkpoint_id = snapshot.checkpoint_id if snapshot else 0
         self.journal = open_journal(self.config, 0, fresh=snapshot is None, checkpoints=True)
@@ -473,13 +475,16 @@ class AgentHarness:
         return Counter(self._backend.ops)
 
     def state_of(self, key: Any, name: str) -> Any:
-        """What state ``name`` holds for ``key`` (a dict for map states), unpickled."""
+        """What state ``name`` holds for ``key`` (a dict for map states), unpickled; the
+        busy and run records as the engine reads them (decoded from their format version)."""
         payload = self._backend.tables[name].get(key)
         if payload is None:
             return None
         if isinstance(payload, dict):
             return {k: cloudpickle.loads(v) for k, v in payload.items()}
-        return cloudpickle.loads(payload)
+        value = cloudpickle.loads(payload)
+        decode = _RECORD_DECODERS.get(name)
+        return value if decode is None else decode(value)
 
     def timers(self, key: Any = None) -> list[Timer]:
         return [t for t in self._sorted_timers(None) if key is None or t.key == key]

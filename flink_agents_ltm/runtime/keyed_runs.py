@@ -170,7 +170,7 @@ class _ShortTermLayer:
     """The key's short-term memory seen through the writes of the run's completed steps
     (applied to keyed state when the run completes)."""
 
-    def __init__(self, state: MapState, record: RunRecord):
+    def __init__(self, state: MapState[str, bytes], record: RunRecord):
         self._state = state
         self._overlay = record.short_term
 
@@ -296,11 +296,13 @@ class KeyedRunEngine:
 
     def _restore(self, key: Any, busy: BusyKey) -> _KeyWork:
         next_seq = self._states.next_seq.value()
-        record = self._states.run.value()
-        stored_record = record is not None and record.seq == busy.head
-        if not stored_record:
-            record = RunRecord(busy.head)
-        elif record.has_progress:
+        if next_seq is None:  # written with the busy record (_store): never the case
+            raise RuntimeError(f"the keyed state of key {key!r} has a busy record but no "
+                               "input counter (agent-next-seq)")
+        stored = self._states.run.value()
+        stored_record = stored is not None and stored.seq == busy.head
+        record = stored if stored is not None and stored_record else RunRecord(busy.head)
+        if stored_record and record.has_progress:
             log.info("replaying input #%d of key %r after recovery: %d step(s) done, %d "
                      "durable result(s) recorded", busy.head, key, len(record.steps),
                      len(record.calls))

@@ -12,35 +12,75 @@ before calling the engine (the *current key*), and only on the mailbox thread.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from flink_agents_ltm.runtime.durable import DurableCall
+from flink_agents_ltm.runtime.run_record import (
+    BusyKey,
+    RunRecord,
+    decode_busy,
+    decode_run,
+    encode_busy,
+    encode_run,
+)
+
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
 
 
-class ValueState(Protocol):
-    def value(self) -> Any: ...
+class ValueState(Protocol[T]):
+    """One value of the current key (``None``: none)."""
 
-    def update(self, value: Any) -> None: ...
+    def value(self) -> T | None: ...
+
+    def update(self, value: T) -> None: ...
 
     def clear(self) -> None: ...
 
 
-class MapState(Protocol):
-    def get(self, key: Any) -> Any: ...
+class MapState(Protocol[K, V]):
+    """A map of the current key."""
 
-    def put(self, key: Any, value: Any) -> None: ...
+    def get(self, key: K) -> V | None: ...
 
-    def remove(self, key: Any) -> None: ...
+    def put(self, key: K, value: V) -> None: ...
 
-    def contains(self, key: Any) -> bool: ...
+    def remove(self, key: K) -> None: ...
 
-    def items(self) -> Iterable[tuple[Any, Any]]: ...
+    def contains(self, key: K) -> bool: ...
+
+    def items(self) -> Iterable[tuple[K, V]]: ...
 
     def is_empty(self) -> bool: ...
 
     def clear(self) -> None: ...
+
+
+class EncodedValueState(Generic[T]):
+    """A :class:`ValueState` of ``T`` kept in a host's value state in its persisted form:
+    ``encode`` on the way in, ``decode`` (which reads and migrates every known format
+    version) on the way out."""
+
+    __slots__ = ("_state", "_encode", "_decode")
+
+    def __init__(self, state: ValueState[Any], encode: Callable[[T], Any],
+                 decode: Callable[[Any], T]):
+        self._state = state
+        self._encode = encode
+        self._decode = decode
+
+    def value(self) -> T | None:
+        stored = self._state.value()
+        return None if stored is None else self._decode(stored)
+
+    def update(self, value: T) -> None:
+        self._state.update(self._encode(value))
+
+    def clear(self) -> None:
+        self._state.clear()
 
 
 @dataclass(frozen=True)
@@ -50,20 +90,33 @@ class KeyedStates:
     * ``next_seq`` (LONG): the key's input counter. Present while the key has work,
       and for good once one of its actions stored a long-term-memory item (the
       counter is part of every replay-stable item id).
-    * ``busy`` (pickled :class:`~flink_agents_ltm.runtime.run_record.BusyKey`): present
-      while the key has work: the first pending input and the drain timers registered.
+    * ``busy`` (a :class:`~flink_agents_ltm.runtime.run_record.BusyKey`, stored
+      versioned): present while the key has work: the first pending input and the
+      drain timers registered.
     * ``pending`` (LONG -> pickled input): the key's inputs not yet finished, by
       sequence number; the first one is the input being run.
-    * ``run`` (pickled :class:`~flink_agents_ltm.runtime.run_record.RunRecord`): the
-      progress of the first pending input's run, once it has any.
+    * ``run`` (a :class:`~flink_agents_ltm.runtime.run_record.RunRecord`, stored
+      versioned): the progress of the first pending input's run, once it has any.
     * ``short_term`` (STRING -> pickled): short-term memory of the key.
+
+    A host builds it with :meth:`of_host_states` from its own state handles, which hold
+    the records in their persisted form (:mod:`~flink_agents_ltm.runtime.run_record`).
     """
 
-    next_seq: ValueState
-    busy: ValueState
-    pending: MapState
-    run: ValueState
-    short_term: MapState
+    next_seq: ValueState[int]
+    busy: ValueState[BusyKey]
+    pending: MapState[int, Any]
+    run: ValueState[RunRecord]
+    short_term: MapState[str, bytes]
+
+    @classmethod
+    def of_host_states(cls, next_seq: ValueState[Any], busy: ValueState[Any],
+                       pending: MapState[Any, Any], run: ValueState[Any],
+                       short_term: MapState[Any, Any]) -> KeyedStates:
+        """The engine's view of the host's handles: busy and run records are encoded
+        with their format version, and decoded (migrated) from any readable one."""
+        return cls(next_seq, EncodedValueState(busy, encode_busy, decode_busy), pending,
+                   EncodedValueState(run, encode_run, decode_run), short_term)
 
 
 class Timers(Protocol):

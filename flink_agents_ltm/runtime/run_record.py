@@ -1,10 +1,27 @@
-"""What the engine keeps in Flink state about a key with work: small, pickled values.
+"""What the engine keeps in Flink state about a key with work: small, versioned values.
 
 A key *has work* from the moment one of its inputs cannot finish within the
 Flink callback that received it (its action parks on a durable call) until its
 last pending input's run ends. Only then does it hold these records; a key
 whose work ended holds none of them (see
 :mod:`~flink_agents_ltm.runtime.keyed_runs` for the input-counter rule).
+
+**Format versions.** A record reaches Flink state (a pickled value) through
+:func:`encode_busy` / :func:`encode_run` and comes back through :func:`decode_busy` /
+:func:`decode_run`, the only readers of that state. The current format
+(:data:`FORMAT_VERSION`) is a tuple whose first item is the version, the fields after it
+(nested records as tuples too), so that the state names no class of this package:
+
+* ``BusyKey`` version 1: ``(1, head, drain_rounds, keeps_counter)``;
+* ``RunRecord`` version 1: ``(1, seq, steps, calls, outputs, sensory, short_term)``, each
+  call ``(name, result, stored_items)``.
+
+Version 0 is what builds before versions wrote: the pickled dataclass itself (its
+``__dict__``, read field by field, so these classes must keep their names and module).
+A decoder migrates any version it knows to the current dataclass; a newer version than
+it knows (state written by a newer build, restored by an older one) raises
+:class:`StateFormatError` instead of being misread. A format change adds a version here,
+a decoder branch that migrates the previous one, and a fixture test of the old bytes.
 """
 
 from __future__ import annotations
@@ -13,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flink_agents_ltm.api.events import Event
+
+FORMAT_VERSION = 1  # what encode_busy / encode_run write
+READABLE_VERSIONS = (0, 1)  # what decode_busy / decode_run read (0: no version field)
 
 
 @dataclass
@@ -79,3 +99,56 @@ class RunRecord:
     def calls_stored_items(self) -> bool:
         """A recorded call of the current step stored (or may have stored) items."""
         return any(call.may_have_stored_items for call in self.calls)
+
+
+class StateFormatError(ValueError):
+    """Keyed state in a format this build cannot read (written by a newer build)."""
+
+
+def _refuse(record: str, state: str, found: object) -> StateFormatError:
+    return StateFormatError(
+        f"the {record} in Flink state '{state}' has format version {found!r}, but this build "
+        f"of flink_agents_ltm reads versions {', '.join(map(str, READABLE_VERSIONS))} only: "
+        "restore the job with the build that wrote this state, or a newer one")
+
+
+def _version(value: Any, legacy: type, record: str, state: str) -> int:
+    if type(value) is tuple and value and type(value[0]) is int:
+        if value[0] in READABLE_VERSIONS and value[0] != 0:
+            return value[0]
+        raise _refuse(record, state, value[0])
+    if isinstance(value, legacy):
+        return 0
+    raise _refuse(record, state, f"unknown ({type(value).__name__})")
+
+
+def encode_busy(busy: BusyKey) -> tuple[Any, ...]:
+    return (FORMAT_VERSION, busy.head, busy.drain_rounds, busy.keeps_counter)
+
+
+def decode_busy(value: Any) -> BusyKey:
+    """A :class:`BusyKey` from Flink state of any readable version."""
+    if _version(value, BusyKey, "busy record (BusyKey)", "agent-busy") == 1:
+        return BusyKey(value[1], value[2], value[3])
+    fields = vars(value)  # version 0: the pickled dataclass
+    return BusyKey(fields["head"], fields["drain_rounds"], fields["keeps_counter"])
+
+
+def encode_run(record: RunRecord) -> tuple[Any, ...]:
+    return (FORMAT_VERSION, record.seq, record.steps,
+            [(call.name, call.result, call.stored_items) for call in record.calls],
+            record.outputs, record.sensory, record.short_term)
+
+
+def decode_run(value: Any) -> RunRecord:
+    """A :class:`RunRecord` from Flink state of any readable version."""
+    if _version(value, RunRecord, "run record (RunRecord)", "agent-run") == 1:
+        _, seq, steps, calls, outputs, sensory, short_term = value
+        return RunRecord(seq, steps, [RecordedCall(*call) for call in calls], outputs,
+                         sensory, short_term)
+    fields = vars(value)  # version 0: the pickled dataclasses
+    return RunRecord(
+        fields["seq"], fields["steps"],
+        # a call recorded before stored_items existed says None: read as "may have stored"
+        [RecordedCall(c.name, c.result, vars(c).get("stored_items")) for c in fields["calls"]],
+        fields["outputs"], fields["sensory"], fields["short_term"])

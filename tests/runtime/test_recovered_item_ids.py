@@ -24,6 +24,7 @@ from flink_agents_ltm.api.resources import (
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 from flink_agents_ltm.runtime.harness import AgentHarness
+from flink_agents_ltm.runtime.run_record import decode_busy, decode_run
 from runtime import embedded_rows
 
 
@@ -184,13 +185,14 @@ def test_the_checkpoint_of_a_key_mid_action_says_that_its_recorded_call_stored_i
 def test_a_checkpoint_written_before_recorded_calls_said_so_still_keeps_the_rows_apart(
         tmp_path):
     """State of the previous version: its recorded calls have no ``stored_items`` and its
-    busy record says the key kept no counter. It loads; an unknown call counts as one
-    that stored items."""
+    busy record says the key kept no counter; both are pickled dataclasses, as before
+    state formats had versions (version 0). It loads; an unknown call counts as one that
+    stored items."""
     snapshot = snapshot_mid_action(AddInACallAgent(), tmp_path)
-    record = pickle.loads(snapshot.tables["run"]["k"])
+    record = decode_run(pickle.loads(snapshot.tables["run"]["k"]))
     for call in record.calls:
         del call.__dict__["stored_items"]
-    busy = pickle.loads(snapshot.tables["busy"]["k"])
+    busy = decode_busy(pickle.loads(snapshot.tables["busy"]["k"]))
     busy.keeps_counter = False
     snapshot.tables["run"]["k"] = cloudpickle.dumps(record)
     snapshot.tables["busy"]["k"] = cloudpickle.dumps(busy)
