@@ -9,12 +9,15 @@ DEMO_STAMP := $(VENV)/.installed-demo
 # install only: on an ordinary Linux machine PyPI's torch is the CUDA build (several GB).
 # Unset (CI, offline machines), pip uses the indexes it is configured with.
 TORCH  ?=
+# The Flink `make install` pins (the default); `make test-flink FLINK=1.20.5` tests another.
+FLINK_DEFAULT := 2.3.0
+FLINK  ?= $(FLINK_DEFAULT)
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 comma  := ,
 PIP_INSTALL := $(PY) -m pip install --quiet $(if $(filter cpu,$(TORCH)),--extra-index-url $(TORCH_CPU_INDEX))
 
 .PHONY: help install demo example-first-agent example-support-chat example-recovery examples \
-	test test-python test-java java-demo bench lint clean
+	test test-python test-java test-flink java-demo bench lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 22
@@ -23,7 +26,7 @@ define install_extras
 	@echo "==> installing flink-agents-ltm[$(1)] into $(VENV) ($(2))"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PIP_INSTALL) -e '.[$(1)]'
+	$(PIP_INSTALL) -e '.[$(1)]' 'apache-flink==$(FLINK_DEFAULT)'
 endef
 
 $(STAMP): pyproject.toml
@@ -58,6 +61,14 @@ test-python: $(STAMP)  ## only the Python tests (-m "not cluster" skips the Flin
 
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
+
+# The smoke set on another Flink (docs/flink-versions.md): .venv-flink-$(FLINK) made by
+# scripts/flink-venv (uv, overrides from constraints/), then the tests marked flink_smoke
+# (runtime contracts on the mini-cluster, the demo, one standalone-cluster job), then the
+# Java bridge's JUnit built against that install's jars (into java-bridge/target-flink-$(FLINK)).
+test-flink:  ## the smoke set on another Flink: make test-flink FLINK=1.20.5 (venv .venv-flink-1.20.5)
+	scripts/flink-venv $(FLINK)
+	scripts/flink-smoke $(FLINK)
 
 java-demo: $(STAMP)  ## run the customer-memory agent written in Java on a local mini-cluster (ARGS="--base-dir DIR ...")
 	cd java-bridge && mvn -o -q -B compile

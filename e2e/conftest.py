@@ -14,6 +14,7 @@ pgvector server (``cluster.vector_store`` is ``None``)."""
 
 import os
 import shutil
+import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -44,7 +45,9 @@ def cluster(request, tmp_path_factory):
         stack.callback(run_script, "flink-cluster", "stop", "--dir", str(folder), check=False)
         rest_port = free_port()
         started = time.monotonic()
+        # The Python running the tests runs the cluster (its Flink, e.g. a .venv-flink-1.20.5).
         run_script("flink-cluster", "start", "--dir", str(folder), "--taskmanagers", "2",
+                   "--python", sys.executable,
                    "--rest-port", str(rest_port), "--rpc-port", str(free_port()), timeout=300)
         yield Cluster(folder, rest_port, vector_store, time.monotonic() - started, transcripts)
 

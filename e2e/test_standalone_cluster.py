@@ -4,6 +4,8 @@ server (started by scripts/pgvector-server) or in the embedded store."""
 
 import json
 import subprocess
+import sys
+import sysconfig
 import uuid
 from collections import defaultdict
 from pathlib import Path
@@ -14,8 +16,16 @@ from tests.pgvector.server import ROOT, rows_in_postgres
 
 JOB = str(ROOT / "e2e" / "jobs" / "ltm_agent_job.py")
 JOB_FOLDER = str(ROOT / "e2e" / "jobs")
-JAR = ROOT / "java-bridge" / "target" / "flink-agents-ltm-java-bridge-0.1.0-SNAPSHOT.jar"
-SITE_PACKAGES = next((ROOT / ".venv" / "lib").glob("python3*/site-packages"))
+SITE_PACKAGES = sysconfig.get_paths()["purelib"]
+# The default venv's build goes to target/; another Flink's (a .venv-flink-<version> running
+# these tests) is built against that install's jars by scripts/java-bridge-props' properties.
+DEFAULT_VENV = Path(sys.prefix).resolve() == (ROOT / ".venv").resolve()
+MAVEN_PROPS = [] if DEFAULT_VENV else subprocess.run(
+    [str(ROOT / "scripts" / "java-bridge-props"), sys.executable], capture_output=True,
+    text=True, check=True).stdout.split()
+BUILD_DIR = next((Path(p.split("=", 1)[1]) for p in MAVEN_PROPS if p.startswith("-Dbuild.dir=")),
+                 ROOT / "java-bridge" / "target")
+JAR = BUILD_DIR / "flink-agents-ltm-java-bridge-0.1.0-SNAPSHOT.jar"
 KEYS, NOTES = 8, 3
 
 pytestmark = pytest.mark.cluster
@@ -56,6 +66,7 @@ def test_two_python_workers_share_pgvector_and_every_key_reads_only_its_own_note
         f"key-{k:02d}": [f"key-{k:02d} note {n}" for n in range(NOTES)] for k in range(KEYS)}
 
 
+@pytest.mark.flink_smoke  # the standalone-cluster job of every supported Flink's smoke set
 def test_two_python_workers_share_the_embedded_store_and_every_key_reads_only_its_own_notes(
         cluster, scratch):
     rendezvous = scratch / "rendezvous"  # both workers hold the store open at the same time
@@ -94,7 +105,7 @@ def java_job_jar() -> Path:
     sources = [ROOT / "java-bridge" / "pom.xml",
                *(ROOT / "java-bridge" / "src" / "main").rglob("*.java")]
     if not JAR.exists() or max(p.stat().st_mtime for p in sources) > JAR.stat().st_mtime:
-        subprocess.run(["mvn", "-o", "-B", "-q", "package", "-DskipTests"],
+        subprocess.run(["mvn", "-o", "-B", "-q", "package", "-DskipTests", *MAVEN_PROPS],
                        cwd=ROOT / "java-bridge", check=True, timeout=600)
     return JAR
 
@@ -106,7 +117,7 @@ def run_java_job(cluster, scratch: Path, keys: list[str], *args: str) -> list[di
     notes = scratch / "notes.csv"
     notes.write_text("".join(f"{k},{k} note {n}\n" for n in range(NOTES) for k in keys))
     client = cluster.run("-c", "org.flinkagents.ltm.job.MemoryAgentJob", str(java_job_jar()),
-                         "--python", str(ROOT / ".venv" / "bin" / "python"),
+                         "--python", sys.executable,
                          "--pythonpath", f"{SITE_PACKAGES}:{ROOT}",
                          "--input", str(notes), "--parallelism", "2", *args)
     assert client.returncode == 0, cluster.summary_of(client)

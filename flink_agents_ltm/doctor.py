@@ -35,6 +35,7 @@ from typing import Any
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
+from flink_agents_ltm.flink_compat import flink_python_jar, unsupported_reason
 from flink_agents_ltm.integrations.extras import MissingExtraError, require_extra
 from flink_agents_ltm.integrations.mem0.environment import HOME_VARIABLE, default_home
 
@@ -221,19 +222,6 @@ def check_extras(setup: Setup) -> Result:
     return Result(OK, detail)
 
 
-def _required_version(requirement_of: str, name: str) -> str | None:
-    """The ``==`` version ``requirement_of``'s metadata pins ``name`` to, if it pins one."""
-    try:
-        requirements = metadata.requires(requirement_of) or []
-    except metadata.PackageNotFoundError:
-        return None
-    for requirement in requirements:
-        pinned = re.fullmatch(rf"{re.escape(name)}\s*==\s*([^\s;,]+)\s*", requirement)
-        if pinned:
-            return pinned.group(1)
-    return None
-
-
 def check_pyflink(setup: Setup) -> Result:
     try:
         version = metadata.version("apache-flink")
@@ -242,16 +230,19 @@ def check_pyflink(setup: Setup) -> Result:
     spec = importlib.util.find_spec("pyflink")
     if version is None or spec is None or spec.origin is None:
         return Result(FAIL, f"PyFlink is not installed: pip install '{DISTRIBUTION}'")
-    wanted = _required_version(DISTRIBUTION, "apache-flink")
-    if wanted is not None and version != wanted:
-        return Result(FAIL, f"apache-flink {version} is installed but {DISTRIBUTION} needs "
-                            f"{wanted}: pip install 'apache-flink=={wanted}'")
+    unsupported = unsupported_reason(version)
+    if unsupported is not None:
+        return Result(FAIL, unsupported)
     opt = Path(spec.origin).parent / "opt"
-    jars = sorted(opt.glob("flink-python-*.jar"))
-    if not jars:
+    jar = flink_python_jar(opt.parent)
+    if jar is None:
         return Result(FAIL, f"apache-flink {version}, but {opt} holds no flink-python jar "
                             "(Pemja's Java classes): reinstall apache-flink")
-    return Result(OK, f"apache-flink {version} ({jars[0].name})")
+    if jar.name != f"flink-python-{version}.jar":
+        return Result(FAIL, f"apache-flink {version}'s metadata comes first on the path, but "
+                            f"the pyflink package found is another version's ({jar.name}): "
+                            f"pip install --force-reinstall 'apache-flink=={version}'")
+    return Result(OK, f"apache-flink {version} ({jar.name})")
 
 
 def find_java() -> tuple[str | None, str]:

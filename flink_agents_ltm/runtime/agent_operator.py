@@ -21,7 +21,7 @@ from typing import Any
 
 from pyflink.common import Types
 from pyflink.datastream import KeyedProcessFunction, TimeDomain
-from pyflink.datastream.state import MapStateDescriptor, StateTtlConfig, ValueStateDescriptor
+from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
 from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.memory.errors import LongTermMemoryError
@@ -29,6 +29,14 @@ from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.redaction import chainable, redact_text
 from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.flink_compat import (
+    attempt_number,
+    execution_mode,
+    number_of_subtasks,
+    require_supported_flink,
+    subtask_index,
+    ttl_config,
+)
 from flink_agents_ltm.runtime.action_state.journal import open_journal
 from flink_agents_ltm.runtime.durable import describe
 from flink_agents_ltm.runtime.event_log import open_event_log
@@ -47,12 +55,6 @@ from flink_agents_ltm.runtime.operator_metrics import OperatorMetrics, OperatorS
 from flink_agents_ltm.runtime.parent_watchdog import check_task_manager, watch_task_manager
 from flink_agents_ltm.runtime.protocols import KeyedStates
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider, check_resources
-from flink_agents_ltm.runtime.task_info import (
-    attempt_number,
-    execution_mode,
-    number_of_subtasks,
-    subtask_index,
-)
 from flink_agents_ltm.runtime.worker_pool import (
     SystemClock,
     TaskCancelledError,
@@ -218,9 +220,7 @@ class AgentOperator(KeyedProcessFunction):
         short_term = MapStateDescriptor("agent-short-term-memory", Types.STRING(), pickled)
         ttl_ms = config.get(AgentsOptions.SHORT_TERM_MEMORY_TTL_MS)
         if ttl_ms is not None:
-            from pyflink.common.time import Time
-            short_term.enable_time_to_live(
-                StateTtlConfig.new_builder(Time.milliseconds(ttl_ms)).build())
+            short_term.enable_time_to_live(ttl_config(ttl_ms))
         return KeyedStates.of_host_states(
             next_seq=runtime_context.get_state(ValueStateDescriptor("agent-next-seq",
                                                                     Types.LONG())),
@@ -278,6 +278,7 @@ def build_agent_stream(env, stream, key_selector, agent: Agent, config,
     """``stream`` keyed by ``key_selector`` through the agent operator; ``resources``
     are declared on the environment, in addition to the agent's. The resources are checked
     here, on the client, so a job that cannot start is never submitted."""
+    require_supported_flink()
     check_resources(agent, resources)
     return stream.key_by(CheckedKeySelector(key_selector)).process(
         AgentOperator(agent, config.to_dict(), resources), output_type=Types.PICKLED_BYTE_ARRAY())

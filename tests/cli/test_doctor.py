@@ -176,17 +176,31 @@ def test_extras_lists_what_is_installed_and_fails_on_a_half_installed_extra(tmp_
     assert faiss_absent[:3] == ("OK", "local-embedder yes, pgvector yes, faiss no", 0)
 
 
-def test_pyflink_names_its_version_and_fails_when_another_version_comes_first(tmp_path):
-    right = only(tmp_path, "pyflink")
-    shadow = tmp_path / "shadow"
-    (shadow / "apache_flink-1.20.0.dist-info").mkdir(parents=True)
-    (shadow / "apache_flink-1.20.0.dist-info" / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: apache-flink\nVersion: 1.20.0\n")
-    wrong = only(tmp_path, "pyflink", path_first=shadow)
+def _shadow(tmp_path, version: str):
+    """A folder whose apache-flink metadata says ``version``, to put first on the path."""
+    shadow = tmp_path / f"shadow-{version}"
+    (shadow / f"apache_flink-{version}.dist-info").mkdir(parents=True)
+    (shadow / f"apache_flink-{version}.dist-info" / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: apache-flink\nVersion: {version}\n")
+    return shadow
 
-    assert right[:3] == ("OK", "apache-flink 2.3.0 (flink-python-2.3.0.jar)", 0)
-    assert wrong[:3] == ("FAIL", "apache-flink 1.20.0 is installed but flink-agents-ltm needs "
-                                 "2.3.0: pip install 'apache-flink==2.3.0'", 1)
+
+def test_pyflink_names_its_version_and_fails_on_an_unsupported_or_mismatched_one(tmp_path):
+    from flink_agents_ltm.flink_compat import installed_version
+
+    version = installed_version()
+    right = only(tmp_path, "pyflink")
+    old = only(tmp_path, "pyflink", path_first=_shadow(tmp_path, "1.19.3"))
+    other = "1.20.0" if version != "1.20.0" else "2.3.0"
+    mismatched = only(tmp_path, "pyflink", path_first=_shadow(tmp_path, other))
+
+    assert right[:3] == ("OK", f"apache-flink {version} (flink-python-{version}.jar)", 0)
+    assert old[:3] == ("FAIL", "flink-agents-ltm runs on apache-flink 1.20.x, 2.0.x, 2.1.x, "
+                               "2.2.x or 2.3.x, not 1.19.3: pip install 'apache-flink==2.3.0'", 1)
+    assert mismatched[:3] == (
+        "FAIL", f"apache-flink {other}'s metadata comes first on the path, but the pyflink "
+                f"package found is another version's (flink-python-{version}.jar): "
+                f"pip install --force-reinstall 'apache-flink=={other}'", 1)
 
 
 def test_java_names_its_version_and_fails_without_java(tmp_path):

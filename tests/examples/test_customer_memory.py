@@ -10,6 +10,7 @@ from tests.job_runner import failure, run_python
 
 
 @pytest.mark.cluster
+@pytest.mark.flink_smoke  # the demo, on every supported Flink version (make test-flink)
 def test_the_demo_recalls_only_each_customers_own_messages(user_dirs):
     """Thread mode, as `make demo` runs it, with no python.* option set by the demo."""
     cwd, scratch, home = user_dirs

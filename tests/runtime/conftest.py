@@ -32,11 +32,12 @@ def _add_prometheus_reporter_to_the_gateway_classpath():
     the first job launches the gateway."""
     import pyflink
 
-    jar = os.path.join(os.path.dirname(os.path.abspath(pyflink.__file__)), "plugins",
-                       "metrics-prometheus", "flink-metrics-prometheus-2.3.0.jar")
-    if os.path.exists(jar):
+    from flink_agents_ltm.flink_compat import prometheus_reporter_jar
+
+    jar = prometheus_reporter_jar(Path(pyflink.__file__).resolve().parent)
+    if jar is not None:
         current = os.environ.get("HADOOP_CLASSPATH")
-        os.environ["HADOOP_CLASSPATH"] = os.pathsep.join(filter(None, [current, jar]))
+        os.environ["HADOOP_CLASSPATH"] = os.pathsep.join(filter(None, [current, str(jar)]))
 
 
 _add_prometheus_reporter_to_the_gateway_classpath()

@@ -11,7 +11,8 @@ from pyflink.common import Types
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
 from runtime.agents_for_tests import BadInputAgent, OrderAgent, SleepyAgent, SyncMisuseAgent
 
-pytestmark = pytest.mark.cluster
+# flink_smoke: also run on every supported Flink version (make test-flink).
+pytestmark = [pytest.mark.cluster, pytest.mark.flink_smoke]
 
 KEYS = 8
 PER_KEY = 12

@@ -17,7 +17,8 @@ KEYS = 6
 INPUTS = 600
 TRIGGER = (3, 99)  # (key, n): fails once, after a later checkpoint completed
 
-pytestmark = pytest.mark.cluster
+# flink_smoke: also run on every supported Flink version (make test-flink).
+pytestmark = [pytest.mark.cluster, pytest.mark.flink_smoke]
 
 
 @pytest.fixture(scope="module", params=["hashmap", "rocksdb"])

@@ -29,7 +29,8 @@ JOB = "exactly-once-memory"
 def key_of(n):
     return KEYS if n in LONE_INPUTS else n % KEYS
 
-pytestmark = pytest.mark.cluster
+# flink_smoke: also run on every supported Flink version (make test-flink).
+pytestmark = [pytest.mark.cluster, pytest.mark.flink_smoke]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ from pyflink.common import Types
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
 from runtime.metrics_agents import MetricsAgent
 
-pytestmark = pytest.mark.cluster
+# flink_smoke: also run on every supported Flink version (make test-flink).
+pytestmark = [pytest.mark.cluster, pytest.mark.flink_smoke]
 
 PREFIX = "flink_taskmanager_job_task_operator_flink_agents_"
 LINE = re.compile(r"^" + PREFIX + r"(\w+)\{(.*)\} (\S+)$")

@@ -8,7 +8,8 @@ from pyflink.common import Types
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
 from runtime.memory_agents import Address, RememberingAgent
 
-pytestmark = pytest.mark.cluster
+# flink_smoke: also run on every supported Flink version (make test-flink).
+pytestmark = [pytest.mark.cluster, pytest.mark.flink_smoke]
 
 
 def run_two_visits(flink_env, pause_s, ttl_ms=None):

@@ -41,6 +41,11 @@ final class LocalRun {
         ProcessBuilder builder = new ProcessBuilder(List.of(command)).directory(repo().toFile())
                 .redirectOutput(out.toFile()).redirectError(err.toFile());
         builder.environment().putAll(environment);
+        // The classes of this build (target/classes, or another Flink's target-flink-<v>).
+        String classes = System.getProperty("flink.agents.ltm.classes");
+        if (classes != null) {
+            builder.environment().put("FLINK_AGENTS_LTM_CLASSES", classes);
+        }
         String python = System.getProperty("flink.agents.ltm.python");
         if (python != null) {
             builder.environment().put("FLINK_AGENTS_LTM_PYTHON", python);

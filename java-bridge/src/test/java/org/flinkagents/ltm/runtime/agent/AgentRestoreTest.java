@@ -21,7 +21,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.tuple.Tuple2;
@@ -122,8 +121,14 @@ class AgentRestoreTest {
         }
     }
 
-    /** The last input waits until the gate opened, so the input cannot end before the failure. */
-    static final class HoldTheLast implements RateLimiterStrategy<NumberSequenceSplit> {
+    /**
+     * The last input waits until the gate opened, so the input cannot end before the failure.
+     * Raw types on purpose: the rate-limiter interfaces are generic in the split from Flink 2.0
+     * (whose readers call {@code acquire()}, a default that asks {@code acquire(1)}) and not in
+     * Flink 1.20 (whose {@code acquire()} is abstract); this class compiles against both.
+     */
+    @SuppressWarnings("rawtypes")
+    static final class HoldTheLast implements RateLimiterStrategy {
         private static final long serialVersionUID = 1L;
         private final int inputs;
 
@@ -132,11 +137,14 @@ class AgentRestoreTest {
         }
 
         @Override
-        public RateLimiter<NumberSequenceSplit> createRateLimiter(int parallelism) {
-            return new RateLimiter<>() {
+        public RateLimiter createRateLimiter(int parallelism) {
+            return new RateLimiter() {
                 private int released;
 
-                @Override
+                public CompletionStage<Void> acquire() {
+                    return acquire(1);
+                }
+
                 public CompletionStage<Void> acquire(int requestSize) {
                     released += requestSize;
                     if (released < inputs || GATE.getCount() == 0) {
