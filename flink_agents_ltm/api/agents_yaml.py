@@ -135,7 +135,8 @@ def _options(config: Any, into: Configuration, path: Path) -> dict[str, Any]:
     by_key = {option.key for option in into.options()}
     for key, value in _flatten(config, into):
         if not into.knows(key):
-            raise AgentsYamlError(f"{path}: config: {unknown_key_message(key, by_key)}")
+            raise AgentsYamlError(f"{path}: config: "
+                                  f"{unknown_key_message(key, by_key, into.alias_keys())}")
         try:
             # YAML gives ints, bools and maps typed; text is parsed like Flink's ("30 s").
             if isinstance(value, str):

@@ -304,6 +304,11 @@ class Configuration:
             self._set(key, value, text=False, layer=True)
         return self
 
+    def alias_keys(self) -> tuple[str, ...]:
+        """The keys of this configuration's aliases and foreign keys (not the patterns)."""
+        return tuple(a.key for a in self._aliases
+                     if not (isinstance(a, ForeignKey) and a.prefix))
+
     def knows(self, key: str) -> bool:
         """Whether ``key`` is a key of an option here, or an alias or foreign key this
         configuration knows."""
@@ -380,8 +385,8 @@ class Configuration:
         if isinstance(alias, ForeignKey):
             raise ConfigurationError(f"option '{key}' has no equivalent in flink-agents-ltm: "
                                      f"{alias.note}")
-        others = [a.key for a in self._aliases if not getattr(a, "prefix", False)]
-        raise UnknownConfigKeyError(unknown_key_message(key, self._options, others)) from None
+        raise UnknownConfigKeyError(
+            unknown_key_message(key, self._options, self.alias_keys())) from None
 
 
 def _shown(text: str) -> str:

@@ -87,7 +87,8 @@ def read_agent_options(text: Mapping[str, str], into: Configuration, source: str
                  key, source)
             continue
         if not into.knows(key):
-            raise ConfigurationError(f"{source}: {unknown_key_message(given, known)}")
+            raise ConfigurationError(
+                f"{source}: {unknown_key_message(given, known, into.alias_keys())}")
         try:
             into.set_string(key, value)
         except (TypeError, ValueError) as error:
