@@ -12,7 +12,7 @@ the job is observed, ignored with a warning (``docs/coming-from-flink-agents.md`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from flink_agents_ltm.api.configuration import (
@@ -26,7 +26,8 @@ from flink_agents_ltm.api.configuration import (
 from flink_agents_ltm.api.event_log import SINKS, parse_level, parse_levels
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 
-__all__ = ["UPSTREAM_KEYS", "AgentsConfiguration", "AgentsOptions", "LongTermMemoryOptions"]
+__all__ = ["UPSTREAM_KEYS", "AgentsConfiguration", "AgentsOptions", "LongTermMemoryOptions",
+           "long_term_memory_configuration"]
 
 
 def _positive(option: ConfigOption[Any], value: Any) -> None:
@@ -286,3 +287,14 @@ class AgentsConfiguration(Configuration):
             check(option, value)
         if option is AgentsOptions.ERROR_HANDLING and value not in ("fail", "ignore"):
             raise ConfigurationError(f"option '{option.key}' is 'fail' or 'ignore', got {value!r}")
+
+
+def long_term_memory_configuration(values: Mapping[str, Any] | None = None) -> Configuration:
+    """Long-term memory's options alone, with Flink Agents' keys of them: what
+    ``Mem0LongTermMemory.from_config`` makes of a mapping of option keys (the Java bridge
+    passes one)."""
+    options = LongTermMemoryOptions.all()
+    return Configuration(options, values, aliases=[
+        alias for alias in UPSTREAM_KEYS
+        if (alias.option in options if isinstance(alias, KeyAlias)
+            else alias.key.startswith("long-term-memory."))])

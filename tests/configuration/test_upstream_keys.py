@@ -328,7 +328,7 @@ def test_an_unknown_key_in_the_agent_section_is_refused_as_ours_are():
 @pytest.mark.parametrize("key", UPSTREAM)
 def test_every_key_of_upstreams_option_classes_is_known(key):
     assert AgentsConfiguration().knows(key)
-    assert any(isinstance(a, ForeignKey) and a.matches(key) or a.key == key
+    assert any((isinstance(a, ForeignKey) and a.matches(key)) or a.key == key
                for a in UPSTREAM_KEYS)
 
 
@@ -341,7 +341,7 @@ def test_the_coming_from_flink_agents_page_lists_every_upstream_key_with_what_it
                 rows[key] = cells[1]
     for alias in UPSTREAM_KEYS:
         listed = [key for key in rows if key == alias.key
-                  or isinstance(alias, ForeignKey) and alias.prefix and alias.matches(key)]
+                  or (isinstance(alias, ForeignKey) and alias.prefix and alias.matches(key))]
         assert listed, f"{alias.key} is not in {DOCS_PAGE.name}"
         becomes = rows[listed[0]]
         if isinstance(alias, KeyAlias):
