@@ -27,10 +27,19 @@ from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
 
 
+class SmallHashing(HashingEmbedding):
+    """64 dimensions: the store built for it refuses the default model's 384, so a job whose
+    embedding-model option did not arrive fails."""
+
+    def __init__(self, config=None):
+        super().__init__(config)
+        self.config.embedding_dims = 64
+
+
 class NotesAgent(Agent):
     @embedding_model_setup
     def hashing():
-        return ResourceDescriptor(HashingEmbedding)
+        return ResourceDescriptor(SmallHashing)
 
     @vector_store_setup
     def memories():
