@@ -40,7 +40,6 @@ from typing import Any
 
 from flink_agents_ltm.api.chat_models import BaseChatModelSetup, BaseEmbeddingModelSetup
 from flink_agents_ltm.api.configuration import (
-    ConfigOption,
     Configuration,
     did_you_mean,
     unknown_key_message,
@@ -133,36 +132,34 @@ def read_agents_yaml(path: str | Path, into: Configuration) -> AgentsYaml:
 def _options(config: Any, into: Configuration, path: Path) -> dict[str, Any]:
     if not isinstance(config, Mapping):
         raise AgentsYamlError(f"{path}: 'config' must be a map of option keys to values")
-    by_key = {option.key: option for option in into.options()}
-    for key, value in _flatten(config, by_key):
-        option = by_key.get(key)
-        if option is None:
-            raise AgentsYamlError(f"{path}: config: {unknown_key_message(key, by_key)}")
+    by_key = {option.key for option in into.options()}
+    for key, value in _flatten(config, into):
+        if not into.knows(key):
+            raise AgentsYamlError(f"{path}: config: "
+                                  f"{unknown_key_message(key, by_key, into.alias_keys())}")
         try:
-            into.set(key, _typed(option, value))
-        except (TypeError, ValueError) as error:
+            # YAML gives ints, bools and maps typed; text is parsed like Flink's ("30 s").
+            if isinstance(value, str):
+                into.set_string(key, value)
+            else:
+                into.set(key, value)
+        except (KeyError, TypeError, ValueError) as error:
             raise AgentsYamlError(f"{path}: config: {error}") from None
     return into.to_dict()
 
 
-def _flatten(tree: Mapping[str, Any], options: Mapping[str, ConfigOption[Any]],
+def _flatten(tree: Mapping[str, Any], into: Configuration,
              prefix: str = "") -> list[tuple[str, Any]]:
-    """Nested maps to dotted keys, stopping at a known option (whose value may be a map)."""
+    """Nested maps to dotted keys, stopping at a key ``into`` knows (whose value may be
+    a map)."""
     flat: list[tuple[str, Any]] = []
     for part, value in tree.items():
         key = f"{prefix}{part}"
-        if key not in options and isinstance(value, Mapping):
-            flat.extend(_flatten(value, options, key + "."))
+        if not into.knows(key) and isinstance(value, Mapping):
+            flat.extend(_flatten(value, into, key + "."))
         else:
             flat.append((key, value))
     return flat
-
-
-def _typed(option: ConfigOption[Any], value: Any) -> Any:
-    """YAML gives ints, bools and maps typed; text is parsed like Flink's (``"30 s"``)."""
-    if isinstance(value, str):
-        return option.parse(value)
-    return option.validate(value)
 
 
 def _resource(entry: Any, resource_type: ResourceType,

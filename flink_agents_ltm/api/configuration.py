@@ -17,22 +17,34 @@ the dict it spells, since Flink's ``-D`` and ``config.yaml`` carry only text.
 Such text may hold a password, so no error ever shows it: a malformed object is
 refused by where it breaks (line and column), and a "name" that holds a credential
 (a connection URL, ``password=...``) is refused outright.
+
+A configuration may also know other keys for its options (:class:`KeyAlias`, e.g. the
+keys Apache Flink Agents uses) and keys that have no option here
+(:class:`ForeignKey`): an alias sets the option it stands for, in every way a value
+is set (``set``, ``set_string``, the constructor), and an option given under two keys
+with different values is refused, naming both.
 """
 
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import difflib
+import enum
 import json
+import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Self, TypeVar, cast, overload
 
 from flink_agents_ltm.api.redaction import MaskedError, redact_text
 
 __all__ = ["ConfigOption", "Configuration", "ConfigurationError", "ConfigurationTypeError",
-           "UnknownConfigKeyError", "did_you_mean", "unknown_key_message"]
+           "ForeignKey", "KeyAlias", "UnknownConfigKeyError", "did_you_mean", "enum_name",
+           "unknown_key_message"]
+
+_log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -169,13 +181,88 @@ class ConfigOption(Generic[T]):
         return " or ".join(t.__name__ for t in self._types())
 
 
+def enum_name(value: object) -> str | None:
+    """The constant an enum value names, upper-case, in the forms a Flink user writes:
+    ``FAIL``, ``fail``, ``ErrorHandlingStrategy.FAIL`` or the enum member itself;
+    ``None`` for anything else (a number, a container)."""
+    if isinstance(value, enum.Enum):
+        return value.name.upper()
+    if isinstance(value, bool):
+        return str(value).upper()
+    if isinstance(value, str):
+        return value.strip().rsplit(".", 1)[-1].strip().upper()
+    return None
+
+
+@dataclass(frozen=True)
+class KeyAlias:
+    """Another key for ``option``: setting ``key`` sets ``option``. The value is checked
+    by the option's type (errors name ``key``), then ``convert`` turns a value of the
+    alias's form into the option's (``None``: as it is); ``convert`` raises
+    ``ValueError`` with a message naming ``key`` to refuse a value. ``note`` says
+    what differs, for the documentation."""
+
+    key: str
+    option: ConfigOption[Any]
+    convert: Callable[[Any], Any] | None = None
+    note: str = ""
+
+    def value(self, value: Any, *, text: bool) -> Any:
+        """``value`` (``text``: as written in a configuration file) as the option's value."""
+        renamed = dataclasses.replace(self.option, key=self.key)
+        valid = renamed.parse(value) if text else renamed.validate(value)
+        if self.convert is None or valid is None:
+            return valid
+        try:
+            return self.convert(valid)
+        except ValueError as error:
+            raise ConfigurationError(str(error)) from None
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    """A key that has no option here. A value in ``accepted`` (compared as
+    :func:`enum_name` spells it) asks for what this configuration does anyway and is
+    taken with no effect; any other value is refused with ``note`` (what this
+    configuration does instead), or, with ``warn``, logged at WARNING with ``note`` and
+    ignored. ``prefix``: every key that starts with ``key``. Values are never shown."""
+
+    key: str
+    note: str
+    accepted: tuple[str, ...] = ()
+    warn: bool = False
+    prefix: bool = False
+
+    def matches(self, key: str) -> bool:
+        return key.startswith(self.key) if self.prefix else key == self.key
+
+    def admit(self, key: str, value: Any) -> None:
+        """Take ``value`` of ``key`` with no effect, warn, or raise ``ConfigurationError``."""
+        if self.accepted and enum_name(value) in self.accepted:
+            return
+        if self.warn:
+            _log.warning("option '%s' has no effect in flink-agents-ltm and is ignored: %s",
+                         key, self.note)
+            return
+        allowed = (f" (accepted with no effect: {', '.join(self.accepted)})"
+                   if self.accepted else "")
+        raise ConfigurationError(f"option '{key}' has no equivalent in flink-agents-ltm"
+                                 f"{allowed}: {self.note}")
+
+
 class Configuration:
-    """Values for a known set of options; unknown keys are refused."""
+    """Values for a known set of options; unknown keys are refused. ``aliases`` are
+    other keys for the options (:class:`KeyAlias`) and keys known to have no option
+    here (:class:`ForeignKey`)."""
 
     def __init__(self, options: Iterable[ConfigOption[Any]],
-                 values: Mapping[str, Any] | None = None):
+                 values: Mapping[str, Any] | None = None,
+                 aliases: Iterable[KeyAlias | ForeignKey] = ()):
         self._options = {option.key: option for option in options}
+        self._aliases = tuple(aliases)
         self._values: dict[str, Any] = {}
+        # The key each value was set under (an alias's, or the option's own).
+        self._written: dict[str, str] = {}
         for key, value in (values or {}).items():
             self.set(key, value)
 
@@ -186,16 +273,80 @@ class Configuration:
     def set(self, option: str, value: Any) -> Self: ...
 
     def set(self, option: ConfigOption[Any] | str, value: Any) -> Self:
-        known = self._option(option)
-        valid = known.validate(value)
-        self._check(known, valid)
-        self._values[known.key] = valid
-        return self
+        """Set an option, by itself or by a key of it (its own or an alias's). An option
+        already set under another of its keys to a different value is refused."""
+        return self._set(option, value, text=False, layer=False)
 
     def set_string(self, option: ConfigOption[Any] | str, text: str) -> Self:
         """Set an option from text, parsed by its type (``"32"``, ``"true"``, ``"1 min"``)."""
+        return self._set(option, text, text=True, layer=False)
+
+    def set_str(self, key: ConfigOption[Any] | str, value: str) -> Self:
+        """:meth:`set` under Flink Agents' name; the option's type still decides."""
+        return self.set(key, value)
+
+    def set_int(self, key: ConfigOption[Any] | str, value: int) -> Self:
+        """:meth:`set` under Flink Agents' name; the option's type still decides."""
+        return self.set(key, value)
+
+    def set_float(self, key: ConfigOption[Any] | str, value: float) -> Self:
+        """:meth:`set` under Flink Agents' name; the option's type still decides."""
+        return self.set(key, value)
+
+    def set_bool(self, key: ConfigOption[Any] | str, value: bool) -> Self:
+        """:meth:`set` under Flink Agents' name; the option's type still decides."""
+        return self.set(key, value)
+
+    def update(self, values: Mapping[str, Any]) -> Self:
+        """Set several options as a later layer over this one (a YAML file loaded after the
+        program set some): each value replaces what its option held, under whichever key."""
+        for key, value in values.items():
+            self._set(key, value, text=False, layer=True)
+        return self
+
+    def alias_keys(self) -> tuple[str, ...]:
+        """The keys of this configuration's aliases and foreign keys (not the patterns)."""
+        return tuple(a.key for a in self._aliases
+                     if not (isinstance(a, ForeignKey) and a.prefix))
+
+    def knows(self, key: str) -> bool:
+        """Whether ``key`` is a key of an option here, or an alias or foreign key this
+        configuration knows."""
+        return key in self._options or self._alias(key) is not None
+
+    def _set(self, option: ConfigOption[Any] | str, value: Any, *, text: bool,
+             layer: bool) -> Self:
+        key = option.key if isinstance(option, ConfigOption) else option
+        if key not in self._options:
+            alias = self._alias(key)
+            if isinstance(alias, ForeignKey):
+                alias.admit(key, value)
+                return self
+            if alias is not None:
+                return self._store(alias.option, alias.value(value, text=text), key,
+                                   layer=layer)
         known = self._option(option)
-        return self.set(known, known.parse(text))
+        return self._store(known, known.parse(value) if text else known.validate(value),
+                           known.key, layer=layer)
+
+    def _store(self, known: ConfigOption[Any], valid: Any, written: str, *,
+               layer: bool) -> Self:
+        try:
+            self._check(known, valid)
+        except ValueError as error:
+            if written == known.key:
+                raise
+            raise ConfigurationError(f"{error} (given as '{written}')") from None
+        before = self._written.get(known.key)
+        if (not layer and before is not None and before != written
+                and self._values[known.key] != valid):
+            raise ConfigurationError(
+                f"options '{before}' and '{written}' are one option"
+                f"{'' if known.key in (before, written) else f' ({known.key!r})'}, set to "
+                "different values; keep one")
+        self._values[known.key] = valid
+        self._written[known.key] = written
+        return self
 
     @overload
     def get(self, option: ConfigOption[T]) -> T: ...
@@ -220,12 +371,22 @@ class Configuration:
         """Rules beyond the option's type, for a subclass to add (``value`` is valid
         for ``option``'s type); raise ``ValueError`` naming the option to refuse it."""
 
+    def _alias(self, key: str) -> KeyAlias | ForeignKey | None:
+        return next((a for a in self._aliases
+                     if (a.matches(key) if isinstance(a, ForeignKey) else a.key == key)), None)
+
     def _option(self, option: ConfigOption[Any] | str) -> ConfigOption[Any]:
         key = option.key if isinstance(option, ConfigOption) else option
-        try:
+        if key in self._options:
             return self._options[key]
-        except KeyError:
-            raise UnknownConfigKeyError(unknown_key_message(key, self._options)) from None
+        alias = self._alias(key)
+        if isinstance(alias, KeyAlias):
+            return alias.option
+        if isinstance(alias, ForeignKey):
+            raise ConfigurationError(f"option '{key}' has no equivalent in flink-agents-ltm: "
+                                     f"{alias.note}")
+        raise UnknownConfigKeyError(
+            unknown_key_message(key, self._options, self.alias_keys())) from None
 
 
 def _shown(text: str) -> str:
@@ -250,8 +411,9 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     return f"; did you mean '{best[1]}'?" if best[0] >= 0.75 else "."
 
 
-def unknown_key_message(key: str, known: Iterable[str]) -> str:
-    """``unknown configuration key 'x'; did you mean 'y'?`` plus the known keys."""
+def unknown_key_message(key: str, known: Iterable[str], aliases: Iterable[str] = ()) -> str:
+    """``unknown configuration key 'x'; did you mean 'y'?`` plus the known keys; the
+    suggestion may also be one of ``aliases`` (other keys of the options, not listed)."""
     known = sorted(known)
-    return f"unknown configuration key '{key}'{did_you_mean(key, known)} Known keys: " \
-           f"{', '.join(known)}"
+    return f"unknown configuration key '{key}'{did_you_mean(key, [*known, *aliases])} " \
+           f"Known keys: {', '.join(known)}"

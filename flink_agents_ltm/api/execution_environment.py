@@ -84,8 +84,7 @@ class AgentsExecutionEnvironment:
         if clash:
             raise ValueError(f"{path}: resource(s) {clash} are already added to this "
                              "environment")
-        for key, value in spec.options.items():
-            self._config.set(key, value)
+        self._config.update(spec.options)
         for name, (resource_type, descriptor) in spec.resources.items():
             self.add_resource(name, resource_type, descriptor)
         return self
@@ -96,9 +95,7 @@ class AgentsExecutionEnvironment:
         merged = AgentsConfiguration()
         read_agent_options(flink_configuration_text(self._flink_configuration()), merged,
                            "Flink configuration (config.yaml, -D or the job's Configuration)")
-        for key, value in self._config.to_dict().items():
-            merged.set(key, value)
-        return merged
+        return merged.update(self._config.to_dict())
 
     def configure_python_workers(self) -> dict[str, str]:
         """Point a local job's Python workers at this interpreter and import path, where

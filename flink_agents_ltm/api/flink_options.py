@@ -19,6 +19,12 @@ e.g. ``-Dlong-term-memory.vector-store='{"provider": "pgvector", ...}'``.
 ``python job.py`` starts a local mini-cluster whose job configuration does
 not include any ``config.yaml``; there, as in Flink Agents, the agent options
 of ``$FLINK_CONF_DIR/config.yaml`` are read too (below the job's own).
+
+Apache Flink Agents reads its options from the ``agent:`` section of
+``config.yaml``, which Flink flattens to ``agent.<key>``: those keys are read
+too, as ``<key>`` (its keys are aliases of ours, ``api.options.UPSTREAM_KEYS``;
+ours work there as well). An option given under two of its keys with different
+values is refused, naming both.
 """
 
 from __future__ import annotations
@@ -35,7 +41,10 @@ from flink_agents_ltm.api.configuration import (
 
 __all__ = ["PREFIXES", "flink_configuration_text", "read_agent_options"]
 
-PREFIXES = ("agents.", "long-term-memory.")
+PREFIXES = ("agents.", "long-term-memory.", "agent.")
+# Apache Flink Agents' section of config.yaml: ``agent: {job-identifier: x}`` is
+# ``agent.job-identifier``.
+UPSTREAM_SECTION = "agent."
 NESTED_OPTIONS = ("long-term-memory.vector-store",)
 # Set by Flink's CLI (flink run) once it loaded the configuration folder itself.
 _CLI_CONFIG_DIR = "$internal.deployment.config-dir"
@@ -59,26 +68,33 @@ def flink_configuration_text(j_configuration: Any) -> dict[str, str]:
 
 
 def read_agent_options(text: Mapping[str, str], into: Configuration, source: str) -> None:
-    """Set the ``agents.*`` / ``long-term-memory.*`` values of ``text`` on ``into``;
-    ``source`` says where they were written, for error messages."""
+    """Set the ``agents.*`` / ``long-term-memory.*`` / ``agent.*`` values of ``text`` on
+    ``into``; ``source`` says where they were written, for error messages."""
     known = {option.key for option in into.options()}
     nested: dict[str, dict[str, Any]] = {}
-    for key, value in sorted(text.items()):
-        if not key.startswith(PREFIXES):
+    written: dict[str, str] = {}
+    for given, value in sorted(text.items()):
+        if not given.startswith(PREFIXES):
             continue
+        key = given.removeprefix(UPSTREAM_SECTION)
+        if key in written:
+            raise ConfigurationError(f"{source}: '{written[key]}' and '{given}' are one key; "
+                                     "keep one")
+        written[key] = given
         parent = next((n for n in NESTED_OPTIONS if key.startswith(n + ".")), None)
         if parent is not None:
             _put(nested.setdefault(parent, {}), key[len(parent) + 1:].split("."), value,
                  key, source)
             continue
-        if key not in known:
-            raise ConfigurationError(f"{source}: {unknown_key_message(key, known)}")
+        if not into.knows(key):
+            raise ConfigurationError(
+                f"{source}: {unknown_key_message(given, known, into.alias_keys())}")
         try:
             into.set_string(key, value)
         except (TypeError, ValueError) as error:
             raise ConfigurationError(f"{source}: {error}") from None
     for parent, tree in nested.items():
-        if parent in text:
+        if parent in written:
             raise ConfigurationError(f"{source}: '{parent}' is given both as a value and as nested "
                              f"keys '{parent}.*'; keep one")
         into.set(parent, tree)

@@ -3,18 +3,31 @@ and :class:`~flink_agents_ltm.api.memory.long_term_memory.LongTermMemoryOptions`
 memory's, declared next to the memory and re-exported here), and
 :class:`AgentsConfiguration`, which holds values for both. The runtime and the harness read
 their settings from here; ``api.execution_environment`` re-exports the names it always
-exported."""
+exported.
+
+:data:`UPSTREAM_KEYS` is the one table of Apache Flink Agents' option keys: the ones
+with a meaning here are aliases of our options (in the program, Flink's configuration,
+``-D`` and a YAML file alike), the others are refused or, where they only change how
+the job is observed, ignored with a warning (``docs/coming-from-flink-agents.md``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from flink_agents_ltm.api.configuration import ConfigOption, Configuration, ConfigurationError
+from flink_agents_ltm.api.configuration import (
+    ConfigOption,
+    Configuration,
+    ConfigurationError,
+    ForeignKey,
+    KeyAlias,
+    enum_name,
+)
 from flink_agents_ltm.api.event_log import SINKS, parse_level, parse_levels
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 
-__all__ = ["AgentsConfiguration", "AgentsOptions", "LongTermMemoryOptions"]
+__all__ = ["UPSTREAM_KEYS", "AgentsConfiguration", "AgentsOptions", "LongTermMemoryOptions",
+           "long_term_memory_configuration"]
 
 
 def _positive(option: ConfigOption[Any], value: Any) -> None:
@@ -151,11 +164,122 @@ class AgentsOptions:
         return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
 
 
+def _error_handling(value: str) -> str:
+    name = enum_name(value)
+    if name in ("FAIL", "IGNORE"):
+        return name.lower()
+    if name == "RETRY":
+        raise ValueError(
+            "option 'error-handling-strategy': RETRY has no equivalent in flink-agents-ltm: "
+            "a failing action fails the job (FAIL: Flink restarts it from the last checkpoint, "
+            "completed durable calls are not made again) or is dropped (IGNORE); retry "
+            "inside the action, around the call")
+    raise ValueError("option 'error-handling-strategy' is FAIL or IGNORE (RETRY has no "
+                     "equivalent here); its value is not shown")
+
+
+def _state_ttl(value: int) -> int | None:
+    if value < 0:
+        raise ValueError(f"option 'short-term-memory.state-ttl.ms' must be 0 (no TTL) or "
+                         f"positive, got {value}")
+    return value or None
+
+
+_ACTION_STATE_STORE = ("it configures Apache Flink Agents' Kafka or Fluss action-state "
+                       "store; here the action-state store is "
+                       f"{AgentsOptions.ACTION_STATE_STORE.key} (sqlite, postgres, or yours as "
+                       "module:callable)")
+_FLINK_AGENTS_0_2 = ("Flink Agents 0.2's vector-store long-term memory; here long-term memory "
+                     f"is Mem0 over {LongTermMemoryOptions.VECTOR_STORE.key} (0.3's "
+                     "long-term-memory.mem0.* keys are aliases)")
+_EVENT_LOG = (f"the event log is {AgentsOptions.EVENT_LOG_SINK.key} (off, logging, file), "
+              f"{AgentsOptions.EVENT_LOG_LEVEL.key}, {AgentsOptions.EVENT_LOG_LEVELS.key} and "
+              f"{AgentsOptions.EVENT_LOG_MAX_PAYLOAD_CHARS.key}")
+_MEMORY_EVENTS = ("every long-term memory operation of an action becomes a memory event "
+                  "(update, read, search); short-term and sensory memory operations never do")
+
+#: Apache Flink Agents' option keys (``api/.../AgentConfigOptions.java``,
+#: ``AgentExecutionOptions.java``, ``MemoryEventOptions.java``, ``LongTermMemoryOptions.java``
+#: and their Python twins in ``flink_agents/api``, 0.2 to 0.3 and main): an alias of our
+#: option where the key means the same here, else a key with no equivalent, refused or, when
+#: it only changes how the job is observed, ignored with a warning. A Flink configuration
+#: may carry them under ``agent.`` (Flink Agents' section of ``config.yaml``).
+UPSTREAM_KEYS: tuple[KeyAlias | ForeignKey, ...] = (
+    KeyAlias("long-term-memory.mem0.chat-model-setup", LongTermMemoryOptions.CHAT_MODEL_SETUP),
+    KeyAlias("long-term-memory.mem0.embedding-model-setup",
+             LongTermMemoryOptions.EMBEDDING_MODEL_SETUP,
+             note="unset: the local all-MiniLM-L6-v2 model (upstream needs one)"),
+    KeyAlias("long-term-memory.mem0.vector-store", LongTermMemoryOptions.VECTOR_STORE,
+             note="the name of a declared vector store; an inline Mem0 spec works too "
+                  "(unset: the embedded store)"),
+    KeyAlias("job-identifier", AgentsOptions.JOB_ID,
+             note="unset: 'flink-agents' (upstream: the Flink job id, new on every submission)"),
+    KeyAlias("num-async-threads", AgentsOptions.ASYNC_CAPACITY,
+             note="worker threads per subtask, which is also the most durable async calls in "
+                  "flight (default 32, upstream: twice the CPUs)"),
+    KeyAlias("error-handling-strategy", AgentsOptions.ERROR_HANDLING, _error_handling,
+             note="FAIL or IGNORE, any case; applies to every action (upstream: model "
+                  "requests); RETRY is refused"),
+    KeyAlias("short-term-memory.state-ttl.ms", AgentsOptions.SHORT_TERM_MEMORY_TTL_MS,
+             _state_ttl, note="0 (upstream's 'off') is unset; durations such as '10 min' too"),
+    ForeignKey("short-term-memory.state-ttl.update-type",
+               f"the TTL of {AgentsOptions.SHORT_TERM_MEMORY_TTL_MS.key} counts from an "
+               "entry's last write", accepted=("ON_CREATE_AND_WRITE",)),
+    ForeignKey("short-term-memory.state-ttl.visibility",
+               "an expired short-term memory entry is never returned",
+               accepted=("NEVER_RETURN_EXPIRED",)),
+    ForeignKey("max-retries", "it applies to error-handling-strategy RETRY, which has no "
+               "equivalent", warn=True),
+    ForeignKey("retry-wait-interval", "it applies to error-handling-strategy RETRY, which "
+               "has no equivalent", warn=True),
+    ForeignKey("chat.async", "ctx.chat's model calls always run on the worker pool",
+               accepted=("TRUE",)),
+    ForeignKey("tool-call.async", "ctx.chat's plain tools always run on the worker pool (a "
+               "tool that takes ctx runs on the mailbox thread, where keyed memory is)",
+               accepted=("TRUE",)),
+    ForeignKey("rag.async", "there is no built-in retrieval action; an action queries its "
+               "store on the worker pool with ctx.durable_execute_async", accepted=("TRUE",)),
+    ForeignKey("agent-run.begin-event", "there is no agent-run begin event",
+               accepted=("FALSE",)),
+    ForeignKey("action.trigger-condition.evaluate-failure-strategy",
+               "actions have no trigger conditions; an action runs for every event of its "
+               "types", warn=True),
+    ForeignKey("event-listeners", "there are no event listeners; an action can listen to "
+               "any event (memory events included), and the event log records them all"),
+    ForeignKey("memory.generate-event", _MEMORY_EVENTS),
+    *(ForeignKey(f"memory.generate-event.long-term-{op}", _MEMORY_EVENTS, accepted=("TRUE",))
+      for op in ("update", "get", "search")),
+    *(ForeignKey(f"memory.generate-event.{kind}-{op}", _MEMORY_EVENTS, accepted=("FALSE",))
+      for kind in ("short-term", "sensory") for op in ("write", "read")),
+    ForeignKey("eventLoggerType", _EVENT_LOG, warn=True),
+    ForeignKey("baseLogDir", f"{_EVENT_LOG}; {AgentsOptions.EVENT_LOG_FILE.key} names the "
+               "'file' sink's file", warn=True),
+    ForeignKey("prettyPrint", "the event log is JSON lines", accepted=("FALSE",), warn=True),
+    ForeignKey("event-log.level", _EVENT_LOG, warn=True),
+    ForeignKey("event-log.trace.enabled", _EVENT_LOG, accepted=("FALSE",), warn=True),
+    *(ForeignKey(f"event-log.standard.{limit}", _EVENT_LOG, warn=True)
+      for limit in ("max-string-length", "max-array-elements", "max-depth")),
+    ForeignKey("event-log.type.", _EVENT_LOG, warn=True, prefix=True),
+    ForeignKey("actionStateStoreBackend", _ACTION_STATE_STORE),
+    *(ForeignKey(key, _ACTION_STATE_STORE) for key in (
+        "kafkaBootstrapServers", "kafkaActionStateTopic", "kafkaActionStateTopicNumPartitions",
+        "kafkaActionStateTopicReplicationFactor", "flussBootstrapServers",
+        "flussActionStateDatabase", "flussActionStateTable", "flussActionStateTableBuckets",
+        "flussSecurityProtocol", "flussSaslMechanism", "flussSaslJaasConfig",
+        "flussSaslUsername", "flussSaslPassword")),
+    *(ForeignKey(key, _FLINK_AGENTS_0_2) for key in (
+        "long-term-memory.backend", "long-term-memory.external-vector-store-name",
+        "long-term-memory.async-compaction", "long-term-memory.async-compaction.thread-count")),
+)
+
+
 class AgentsConfiguration(Configuration):
-    """Agent runtime options plus long-term memory options."""
+    """Agent runtime options plus long-term memory options; Apache Flink Agents' keys
+    (:data:`UPSTREAM_KEYS`) are known too."""
 
     def __init__(self, values: dict[str, Any] | None = None):
-        super().__init__(AgentsOptions.all() + LongTermMemoryOptions.all(), values)
+        super().__init__(AgentsOptions.all() + LongTermMemoryOptions.all(), values,
+                         aliases=UPSTREAM_KEYS)
 
     def _check(self, option: ConfigOption[Any], value: Any) -> None:
         check = AgentsOptions.VALIDATORS.get(option.key)
@@ -163,3 +287,14 @@ class AgentsConfiguration(Configuration):
             check(option, value)
         if option is AgentsOptions.ERROR_HANDLING and value not in ("fail", "ignore"):
             raise ConfigurationError(f"option '{option.key}' is 'fail' or 'ignore', got {value!r}")
+
+
+def long_term_memory_configuration(values: Mapping[str, Any] | None = None) -> Configuration:
+    """Long-term memory's options alone, with Flink Agents' keys of them: what
+    ``Mem0LongTermMemory.from_config`` makes of a mapping of option keys (the Java bridge
+    passes one)."""
+    options = LongTermMemoryOptions.all()
+    return Configuration(options, values, aliases=[
+        alias for alias in UPSTREAM_KEYS
+        if (alias.option in options if isinstance(alias, KeyAlias)
+            else alias.key.startswith("long-term-memory."))])

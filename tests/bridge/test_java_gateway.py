@@ -102,3 +102,16 @@ def test_malformed_vector_store_json_from_java_is_refused_naming_the_option(tmp_
     assert answer["message"].startswith(
         "option 'long-term-memory.vector-store' is not valid JSON (")
     assert not (tmp_path / "gateway-bad-json").exists()  # refused before any store opened
+
+
+def test_flink_agents_key_of_the_vector_store_from_java_opens_that_store(tmp_path):
+    # Java's long-term memory config may use Apache Flink Agents' keys too (api/options.py)
+    handle = ok(java_gateway.open_long_term_memory(
+        "gateway-upstream-key", {"long-term-memory.embedded.base-dir": str(tmp_path),
+                                 "long-term-memory.mem0.vector-store": '{"provider": "qdrant", '
+                                 '"config": {"collection_name": "c", "path": ":memory:"}}'}))
+    try:
+        assert ok(java_gateway.gateway(handle).add("notes", "alice", "o", True, ["hi"], None))
+        assert not (tmp_path / "gateway-upstream-key" / "qdrant").exists()
+    finally:
+        java_gateway.close_long_term_memory(handle)

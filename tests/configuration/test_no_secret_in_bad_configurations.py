@@ -28,6 +28,7 @@ from flink_agents_ltm.runtime.resource_provider import ResourceProvider
 
 MARKER = f"marker-{uuid.uuid4().hex}"
 STORE = LongTermMemoryOptions.VECTOR_STORE
+UPSTREAM_STORE = "long-term-memory.mem0.vector-store"
 CLOSED = {"host": "127.0.0.1", "port": 1, "user": "mem0", "dbname": "mem0"}
 
 
@@ -106,6 +107,25 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         "must be a number of seconds"),
     "connection string of the wrong type": (with_store(pgvector(connection_string=[MARKER])),
                                             "must be a str"),
+    # Apache Flink Agents' keys (api/options.py UPSTREAM_KEYS)
+    "store as JSON text under Flink Agents' key": (set_string(UPSTREAM_STORE, SPEC_TEXT),
+                                                   "Connection refused"),
+    "malformed store JSON under Flink Agents' key": (set_string(UPSTREAM_STORE, SPEC_TEXT[:-2]),
+                                                     "not a valid JSON object"),
+    "a connection URL under Flink Agents' key": (
+        lambda folder: open_memory(
+            {UPSTREAM_STORE: f"postgresql://mem0:{MARKER}@127.0.0.1:1/mem0"}, folder),
+        "holds a credential"),
+    "one store under Flink Agents' key and ours, different": (
+        lambda folder: open_memory(AgentsConfiguration().set(STORE, SPEC_TEXT).set_string(
+            UPSTREAM_STORE, SPEC_TEXT.replace(MARKER, MARKER + "x")), folder),
+        "set to different values"),
+    "Flink Agents' Fluss SASL password": (
+        lambda folder: open_memory({"flussSaslPassword": MARKER}, folder), "no equivalent"),
+    "Flink Agents' Fluss JAAS text": (
+        set_string("flussSaslJaasConfig", "org.apache.fluss.security.auth.sasl.plain."
+                   f'PlainLoginModule required username="u" password="{MARKER}";'),
+        "no equivalent"),
 }
 
 

@@ -8,7 +8,11 @@ from pathlib import Path
 import pyflink
 import yaml
 
-from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
+from flink_agents_ltm.api.execution_environment import (
+    AgentsConfiguration,
+    AgentsExecutionEnvironment,
+    AgentsOptions,
+)
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from tests.examples.docs_pages import DOCS, README, block_after, blocks, pages, section
 from tests.job_runner import ROOT
@@ -145,3 +149,38 @@ def test_the_readme_is_a_landing_page_whose_links_reach_the_site():
     assert len(links) >= 10
     for link in links:
         assert (ROOT / link).is_file(), link
+
+
+COMING_FROM = DOCS / "coming-from-flink-agents.md"
+
+
+def test_the_flink_agents_config_yaml_the_coming_from_page_shows_sets_what_it_says():
+    from flink_agents_ltm.api.flink_options import read_agent_options
+
+    def flat(tree, prefix=""):  # as Flink flattens config.yaml
+        for key, value in tree.items():
+            if isinstance(value, dict):
+                yield from flat(value, f"{prefix}{key}.")
+            else:
+                yield f"{prefix}{key}", str(value).lower() if value is True else str(value)
+
+    (document,) = blocks("yaml", COMING_FROM)
+    config = AgentsConfiguration()
+    read_agent_options(dict(flat(yaml.safe_load(document))), config, "config.yaml")
+    assert config.to_dict() == {
+        "agents.job-id": "support-bot", "agents.error-handling": "ignore",
+        "agents.durable-async.capacity": 8, "agents.short-term-memory.ttl-ms": None,
+        "long-term-memory.chat-model-setup": "my_chat_model",
+        "long-term-memory.embedding-model-setup": "my_embedding_model",
+        "long-term-memory.vector-store": "my_vector_store"}
+
+
+def test_the_flink_agents_program_the_coming_from_page_shows_sets_our_options():
+    (program,) = blocks("python", COMING_FROM)
+    namespace: dict = {}
+    exec(compile(program, COMING_FROM.name, "exec"), namespace)
+    assert namespace["config"].to_dict() == {
+        AgentsOptions.JOB_ID.key: "my_job",
+        LongTermMemoryOptions.CHAT_MODEL_SETUP.key: "my_chat_model",
+        LongTermMemoryOptions.EMBEDDING_MODEL_SETUP.key: "my_embedding_model",
+        LongTermMemoryOptions.VECTOR_STORE.key: "my_vector_store"}

@@ -806,7 +806,20 @@ def _well_formed(ids: list[str]) -> list[str]:
 
 
 class LongTermMemoryOptions:
-    """Configuration of long-term memory, set through the agents' configuration."""
+    """Configuration of long-term memory, set through the agents' configuration.
+
+    ``LongTermMemoryOptions.Mem0.CHAT_MODEL_SETUP`` (and ``EMBEDDING_MODEL_SETUP``,
+    ``VECTOR_STORE``), Apache Flink Agents' names, are the same options as
+    ``LongTermMemoryOptions.CHAT_MODEL_SETUP`` and so on; its keys
+    (``long-term-memory.mem0.*``) are aliases of ours (``api.options``)."""
+
+    class Mem0:
+        """Apache Flink Agents' names of the Mem0 options: the same option objects as
+        :class:`LongTermMemoryOptions`'s own (set after the class)."""
+
+        CHAT_MODEL_SETUP: ClassVar[ConfigOption[str | None]]
+        EMBEDDING_MODEL_SETUP: ClassVar[ConfigOption[str | None]]
+        VECTOR_STORE: ClassVar[ConfigOption[dict[str, Any] | str | None]]
 
     CHAT_MODEL_SETUP: ConfigOption[str | None] = ConfigOption(
         "long-term-memory.chat-model-setup",
@@ -956,6 +969,7 @@ class LongTermMemoryOptions:
             file = str(Path(home).expanduser() / "audit" / AUDIT_FILE_NAME)
         return MemoryAuditLog(file, reads=bool(config.get(cls.AUDIT_READS)))
 
+
     @classmethod
     def all(cls) -> tuple[ConfigOption[Any], ...]:
         return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
@@ -969,3 +983,8 @@ class LongTermMemoryOptions:
             max_name_length=config.get(cls.MAX_NAME_LENGTH),
             max_metadata_length=config.get(cls.MAX_METADATA_LENGTH),
         )
+
+
+LongTermMemoryOptions.Mem0.CHAT_MODEL_SETUP = LongTermMemoryOptions.CHAT_MODEL_SETUP
+LongTermMemoryOptions.Mem0.EMBEDDING_MODEL_SETUP = LongTermMemoryOptions.EMBEDDING_MODEL_SETUP
+LongTermMemoryOptions.Mem0.VECTOR_STORE = LongTermMemoryOptions.VECTOR_STORE

@@ -41,6 +41,7 @@ from flink_agents_ltm.api.memory.long_term_memory import (
     SweptItem,
 )
 from flink_agents_ltm.api.memory.validation import check_name
+from flink_agents_ltm.api.options import long_term_memory_configuration
 from flink_agents_ltm.api.redaction import chainable
 from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
 from flink_agents_ltm.integrations.mem0.embedding_ahead import embedded_chunks
@@ -122,8 +123,8 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
         from flink_agents_ltm.integrations.mem0.model_providers import as_mem0_provider
 
-        options = config if isinstance(config, Configuration) else Configuration(
-            LongTermMemoryOptions.all(), config or {})
+        options = (config if isinstance(config, Configuration)
+                   else long_term_memory_configuration(config))
         limits = LongTermMemoryOptions.limits(options)
         # The job id names the store's folder: refuse it before a folder or model is made.
         check_name(job_id, "job_id", limits, LongTermMemoryOptions.MAX_NAME_LENGTH.key)
