@@ -71,6 +71,7 @@ from typing import Any
 from flink_agents_ltm.api.agent import Action
 from flink_agents_ltm.api.errors import AgentActionError
 from flink_agents_ltm.api.events import Event, InputEvent, MemoryEvent, memory_event_for
+from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.runtime.action_driver import (
     PARKED,
@@ -117,6 +118,16 @@ class EngineSettings:
     poll_ms: int
     fail_job: bool
     retain: bool
+
+    @classmethod
+    def of(cls, agent_name: str, config: AgentsConfiguration) -> EngineSettings:
+        """The settings the agents' configuration gives: the operator and the harness
+        both build theirs here, so that they run an agent alike."""
+        return cls(agent_name=agent_name,
+                   timeout_s=config.get(AgentsOptions.ASYNC_TIMEOUT_MS) / 1000,
+                   poll_ms=config.get(AgentsOptions.ASYNC_POLL_INTERVAL_MS),
+                   fail_job=config.get(AgentsOptions.ERROR_HANDLING) == "fail",
+                   retain=config.get(AgentsOptions.RETAIN_ACTION_STATE))
 
 
 @dataclass
