@@ -41,7 +41,7 @@ call, every key progresses in each round, and calls of all keys run side by
 side. On its last round a key finishes its work in that callback, waiting for
 its own calls one after another. The drain never depends on a timer registered *during* the
 drain: PyFlink's process mode registers those through its mailbox only after
-the final-watermark loop, when they no longer fire (the lost inputs of issue 7).
+the final-watermark loop, when they no longer fire (an input parked then would be lost).
 
 **State of a finished key.** When a key's work ends, its pending inputs, run
 record and busy record are removed and its drain and poll timers deleted. Its
