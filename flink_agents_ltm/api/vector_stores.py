@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from flink_agents_ltm.api.arguments import check_ids, check_json, check_limit
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
 from flink_agents_ltm.api.filters import MetadataFilter, parse_filter
 from flink_agents_ltm.api.resources import Resource, ResourceLookup, ResourceType
@@ -82,21 +83,6 @@ class CollectionNotFoundError(LookupError):
 # ------------------------------------------------------------------ values
 
 
-def _json_value(value: Any, where: str) -> Any:
-    if value is None or isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{where}: {value} is not a finite number")
-        return value
-    if isinstance(value, Mapping):
-        return Metadata(value, where)
-    if isinstance(value, list | tuple):
-        return tuple(_json_value(v, f"{where}[{i}]") for i, v in enumerate(value))
-    raise TypeError(f"{where}: metadata values are JSON values (str, number, bool, None, "
-                    f"list, dict), got {type(value).__name__}")
-
-
 def _plain(value: Any) -> Any:
     if isinstance(value, Metadata):
         return value.to_dict()
@@ -119,12 +105,10 @@ class Metadata(Mapping[str, Any]):
         if _flat(values):  # the common case, checked without a call per value
             object.__setattr__(self, "_items", dict(values))
             return
-        items = {}
-        for key, value in values.items():
-            if not isinstance(key, str) or not key:
-                raise TypeError(f"{where}: keys are non-empty strings, got {key!r}")
-            items[key] = _json_value(value, f"{where}[{key!r}]")
-        object.__setattr__(self, "_items", items)
+        # Lists become tuples, dicts Metadata; keys are non-empty, text is not checked.
+        checked, _ = check_json(values, where, storable_text=False, empty_keys=False,
+                                mapping=_frozen, sequence=tuple)
+        object.__setattr__(self, "_items", checked._items)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Metadata is immutable")
@@ -221,13 +205,18 @@ class Document:
             object.__setattr__(self, "score", float(self.score))
 
 
+def _frozen(values: dict[str, Any]) -> Metadata:
+    """Metadata over ``values``, checked JSON in a dict made for it (not copied again)."""
+    metadata = object.__new__(Metadata)
+    object.__setattr__(metadata, "_items", values)
+    return metadata
+
+
 def _stored_metadata(values: dict[str, Any]) -> Metadata:
     """Metadata over ``values``, a dict the caller made for it and lets go of (not
     copied again when flat)."""
     if type(values) is dict and _flat(values):
-        metadata = object.__new__(Metadata)
-        object.__setattr__(metadata, "_items", values)
-        return metadata
+        return _frozen(values)
     return Metadata(values, "stored metadata")
 
 
@@ -272,7 +261,7 @@ def _query_parts(text: Any, vector: Any, limit: Any, filters: Any, collection: A
         raise ValueError(f"query text must be a non-empty str, got {text!r}")
     if collection is not None:
         check_collection_name(collection)
-    return (text, None if vector is None else _vector(vector, "query vector"), _limit(limit),
+    return (text, None if vector is None else _vector(vector, "query vector"), check_limit(limit),
             parse_filter(filters), collection)
 
 
@@ -302,12 +291,6 @@ class CollectionInfo:
         object.__setattr__(self, "details", Metadata(self.details, "collection details"))
 
 
-def _limit(limit: Any) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be a positive int, got {limit!r}")
-    return limit
-
-
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,62}")
 
 
@@ -334,11 +317,9 @@ def _documents(documents: Any, operation: str) -> list[Document]:
 
 
 def _ids(ids: Any) -> list[str]:
-    if isinstance(ids, str):
-        ids = [ids]
-    if not isinstance(ids, Sequence):
-        raise TypeError(f"ids must be a str or a list of str, got {type(ids).__name__}")
-    return list(dict.fromkeys(_document_id(i, f"ids[{n}]") for n, i in enumerate(ids)))
+    """The distinct document ids of ``ids``, in order."""
+    return list(dict.fromkeys(_document_id(i, f"ids[{n}]")
+                              for n, i in enumerate(check_ids(ids))))
 
 
 def _refuse_repeated_ids(documents: Sequence[Document], operation: str) -> None:
@@ -518,7 +499,7 @@ class BaseVectorStore(Resource, ABC):
         wanted = None if ids is None else _ids(ids)
         filter_ = parse_filter(filters)
         if limit is not None:
-            limit = _limit(limit)
+            limit = check_limit(limit)
         name = self._collection(collection)
         if wanted is not None:
             return self._get(name, wanted, filter_, None) if wanted else []

@@ -23,6 +23,7 @@ import asyncio
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from flink_agents_ltm.api.agent import Action
@@ -43,8 +44,14 @@ from flink_agents_ltm.runtime.protocols import CallHandle, Clock, WorkerPool
 from flink_agents_ltm.runtime.runner_context_impl import RunnerContextImpl
 from flink_agents_ltm.runtime.step import Step
 
-PARKED = "parked"
-DONE = "done"
+
+class Progress(StrEnum):
+    """Where a call into an action, or a run's steps, stopped: the end, or parked on a
+    durable call that is still running."""
+
+    DONE = "done"
+    PARKED = "parked"
+
 
 AWAIT_RULE = ("actions run on Flink's mailbox thread, not in an asyncio event loop: they may "
               "only await ctx.durable_execute_async(...) and ctx.chat(...). To wait, sleep "
@@ -121,7 +128,7 @@ class ActionDriver:
         self._enter = enter
         self._on_record = on_record
 
-    def start(self, execution: ActionExecution) -> str:
+    def start(self, execution: ActionExecution) -> Progress:
         """Call the action; ``DONE`` or ``PARKED`` (async, on a durable call)."""
         self._enter(execution)
         try:
@@ -130,18 +137,18 @@ class ActionDriver:
         except Exception as error:
             raise StepFailed(error) from error
         if not execution.action.is_async:
-            return DONE
+            return Progress.DONE
         execution.coroutine = result
         return self._drive(execution, None, None)
 
-    def resume(self, execution: ActionExecution) -> str:
+    def resume(self, execution: ActionExecution) -> Progress:
         """A parked action: ``PARKED`` while its call runs and has time left, else go on
         with its outcome (the call's timeout thrown in once it is past its deadline)."""
         handle = execution.pending
         assert handle is not None
         if not handle.done:
             if self._clock.monotonic() < handle.deadline:
-                return PARKED
+                return Progress.PARKED
             if self._pool.time_out(handle):
                 execution.pending = None
                 # Its started marker stays: the abandoned call may still have its effect, so
@@ -222,7 +229,7 @@ class ActionDriver:
         return False, None
 
     def _drive(self, execution: ActionExecution, send: Any,
-               throw: BaseException | None) -> str:
+               throw: BaseException | None) -> Progress:
         coroutine = execution.coroutine
         assert coroutine is not None
         self._enter(execution)  # other keys' actions ran while this one was parked
@@ -232,7 +239,7 @@ class ActionDriver:
                     request = coroutine.throw(throw) if throw is not None else \
                         coroutine.send(send)
             except StopIteration:
-                return DONE
+                return Progress.DONE
             except Exception as error:
                 raise StepFailed(error) from error
             send, throw = None, None
@@ -264,5 +271,5 @@ class ActionDriver:
             self._stats.durable_calls_submitted += 1
             execution.pending = handle
             if not handle.done:
-                return PARKED
+                return Progress.PARKED
             send, throw = self._outcome(execution, handle)

@@ -108,11 +108,7 @@ class AgentOperator(KeyedProcessFunction):
         memory = LazyActionMemory(self._memory_builder(factory), source, self._check)
         if self._opens_memory_at_start(config):
             self._open_memory(memory, source)
-        settings = EngineSettings(
-            agent_name=self._name, timeout_s=timeout_s,
-            poll_ms=config.get(AgentsOptions.ASYNC_POLL_INTERVAL_MS),
-            fail_job=config.get(AgentsOptions.ERROR_HANDLING) == "fail",
-            retain=config.get(AgentsOptions.RETAIN_ACTION_STATE))
+        settings = EngineSettings.of(self._name, config)
         self._engine = KeyedRunEngine(
             actions=self._agent.actions(), states=self._keyed_states(runtime_context, config),
             pool=self._pool, clock=clock, settings=settings, memory=memory,

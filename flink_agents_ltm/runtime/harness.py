@@ -372,11 +372,7 @@ class AgentHarness:
             self.journal.restored(self.checkpoint_id)
         self.engine = KeyedRunEngine(
             actions=agent.actions(), states=states, pool=self.pool, clock=self.clock,
-            settings=EngineSettings(
-                agent_name=type(agent).__name__, timeout_s=timeout_s,
-                poll_ms=self.config.get(AgentsOptions.ASYNC_POLL_INTERVAL_MS),
-                fail_job=self.config.get(AgentsOptions.ERROR_HANDLING) == "fail",
-                retain=self.config.get(AgentsOptions.RETAIN_ACTION_STATE)),
+            settings=EngineSettings.of(type(agent).__name__, self.config),
             memory=self.memory, resources=self.resources.get, mailbox_check=self.check,
             stats=self.stats, journal=self.journal,
             event_log=open_event_log(self.config, job=self.config.get(AgentsOptions.JOB_ID),

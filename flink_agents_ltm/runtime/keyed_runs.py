@@ -41,7 +41,7 @@ call, every key progresses in each round, and calls of all keys run side by
 side. On its last round a key finishes its work in that callback, waiting for
 its own calls one after another. The drain never depends on a timer registered *during* the
 drain: PyFlink's process mode registers those through its mailbox only after
-the final-watermark loop, when they no longer fire (the lost inputs of issue 7).
+the final-watermark loop, when they no longer fire (an input parked then would be lost).
 
 **State of a finished key.** When a key's work ends, its pending inputs, run
 record and busy record are removed and its drain and poll timers deleted. Its
@@ -71,11 +71,12 @@ from typing import Any
 from flink_agents_ltm.api.agent import Action
 from flink_agents_ltm.api.errors import AgentActionError
 from flink_agents_ltm.api.events import Event, InputEvent, MemoryEvent, memory_event_for
+from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.runtime.action_driver import (
-    PARKED,
     ActionDriver,
     ActionExecution,
+    Progress,
     StepFailed,
 )
 from flink_agents_ltm.runtime.action_state.journal import (
@@ -107,7 +108,6 @@ log = logging.getLogger(__name__)
 # Event-time timers at or above this fire only with the final watermark (Long.MAX_VALUE).
 DRAIN_BASE = 2**63 - 1 - 2**40
 DRAIN_ROUNDS_PER_INPUT = 4  # drain rounds per pending input: one per durable call, mostly
-DONE = "done"
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,16 @@ class EngineSettings:
     poll_ms: int
     fail_job: bool
     retain: bool
+
+    @classmethod
+    def of(cls, agent_name: str, config: AgentsConfiguration) -> EngineSettings:
+        """The settings the agents' configuration gives: the operator and the harness
+        both build theirs here, so that they run an agent alike."""
+        return cls(agent_name=agent_name,
+                   timeout_s=config.get(AgentsOptions.ASYNC_TIMEOUT_MS) / 1000,
+                   poll_ms=config.get(AgentsOptions.ASYNC_POLL_INTERVAL_MS),
+                   fail_job=config.get(AgentsOptions.ERROR_HANDLING) == "fail",
+                   retain=config.get(AgentsOptions.RETAIN_ACTION_STATE))
 
 
 @dataclass
@@ -365,7 +375,7 @@ class KeyedRunEngine:
         self._current = work
         try:
             while True:
-                if self._advance_run(work, outputs) == PARKED:
+                if self._advance_run(work, outputs) == Progress.PARKED:
                     if not self._park(work, timers, drain_round):
                         return
                     self._wait_for_own_call(work)
@@ -438,21 +448,21 @@ class KeyedRunEngine:
 
     # ------------------------------------------------------------------ runs
 
-    def _advance_run(self, work: _KeyWork, outputs: list[Any]) -> str:
+    def _advance_run(self, work: _KeyWork, outputs: list[Any]) -> Progress:
         """Run steps until the run ends (``DONE``) or parks (``PARKED``)."""
         run = work.run
         try:
             while True:
                 execution = run.execution
                 if execution is not None:
-                    if self._driver.resume(execution) == PARKED:
-                        return PARKED
+                    if self._driver.resume(execution) == Progress.PARKED:
+                        return Progress.PARKED
                     self._complete_step(work)
                     continue
                 if not run.work:
                     if not run.events:
                         self._finish_run(work, outputs, completed=True)
-                        return DONE
+                        return Progress.DONE
                     event = run.events.popleft()
                     run.work.extend((event, a) for a in self._actions
                                     if isinstance(event, a.listens_to))
@@ -464,13 +474,13 @@ class KeyedRunEngine:
                     continue
                 run.execution = self._new_execution(work, event, action)
                 self._stats.actions_started += 1
-                if self._driver.start(run.execution) == PARKED:
-                    return PARKED
+                if self._driver.start(run.execution) == Progress.PARKED:
+                    return Progress.PARKED
                 self._complete_step(work)
         except StepFailed as failed:
             self._fail_run(work, failed.error)
             self._finish_run(work, outputs, completed=False)
-            return DONE
+            return Progress.DONE
 
     def _new_execution(self, work: _KeyWork, event: Event, action: Action) -> ActionExecution:
         run = work.run

@@ -1,4 +1,4 @@
-"""The memory scope of a chat call (seed 002): reads through to the caller's memory,
+"""The memory scope of a chat call: reads through to the caller's memory,
 keeps every write local, and never flushes or changes the caller.
 
 The caller's store is the real ``KeyedMemoryStore``; only Flink's MapState under it

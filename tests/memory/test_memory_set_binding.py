@@ -1,4 +1,4 @@
-"""A memory set keeps the context of the action that obtained it (seed PR #1002)."""
+"""A memory set keeps the context of the action that obtained it."""
 
 import json
 import pickle

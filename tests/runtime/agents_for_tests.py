@@ -21,7 +21,7 @@ IN_MEMORY_QDRANT = {"provider": "qdrant",
                     "config": {"collection_name": "race", "path": ":memory:"}}
 
 
-# ----------------------------------------------------------------- the race of the seeds
+# ------------------------------------- worker threads and the operator share the memory
 
 def write_then_read(memory_set, key, n):
     """On a worker thread, long after the mailbox moved on to other keys."""
@@ -69,7 +69,8 @@ class LateNotesAgent(NotesAgent):
 
 
 class SharedCurrentKeyMemory(Mem0LongTermMemory):
-    """The bug of the seeds: item operations read the operator's current key."""
+    """The bug: item operations read the operator's current key (a worker thread's
+    item lands on whatever key the operator runs meanwhile)."""
 
     def _scope(self, memory_set, operation):
         scope = super()._scope(memory_set, operation)

@@ -59,7 +59,8 @@ class ChatCountingAgent(Agent):
 
 
 class SharedCacheChatLoop(ChatLoop):
-    """The bug of seed 002: chat children share the caller's cache and flush it."""
+    """The bug: chat children share the caller's cache and flush it (the caller's
+    pending writes become durable before the caller completes)."""
 
     def _open_scope(self):
         return ChatScope(self._ctx.sensory_store, self._ctx.short_term_store)

@@ -1,4 +1,4 @@
-"""ctx.chat across a checkpoint and a failure (seed 002), on the mini-cluster.
+"""ctx.chat across a checkpoint and a failure, on the mini-cluster.
 
 A caller increments a short-term counter, chats with a scripted model on
 127.0.0.1 (two tool calls, then an answer), then awaits another durable call.

@@ -121,7 +121,7 @@ def test_process_mode_runs_the_same_agent_in_order(flink_env):
 
 
 def test_process_mode_with_one_record_bundles_finishes_actions_parked_at_the_end(flink_env):
-    """The lost inputs of issue 7: with bundles of one record, PyFlink's process mode
+    """No input is lost: with bundles of one record, PyFlink's process mode
     registers a timer set during the final watermark only after it; every call here
     still runs when the input ends."""
     inputs = [(k, n, 1.0) for n in range(2) for k in range(4)]

@@ -1,4 +1,4 @@
-"""The race of the seeds, end to end: worker threads use memory sets while the
+"""The race over the current key, end to end: worker threads use memory sets while the
 operator runs other keys' actions; every item stays on its own key."""
 
 import collections

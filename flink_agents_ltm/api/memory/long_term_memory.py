@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from flink_agents_ltm.api.arguments import check_ids, check_limit
 from flink_agents_ltm.api.configuration import ConfigOption, Configuration
 from flink_agents_ltm.api.filters import MetadataFilter, parse_filter, to_mem0
 from flink_agents_ltm.api.memory.audit import FILE_NAME as AUDIT_FILE_NAME
@@ -70,8 +71,6 @@ from flink_agents_ltm.api.memory.observation import (
 from flink_agents_ltm.api.memory.validation import (
     SCOPE_FIELDS,
     MemoryLimits,
-    check_ids,
-    check_limit,
     check_metadata,
     check_name,
     check_query,

@@ -10,18 +10,16 @@ half-writing. Limits are a value object so that a memory carries its own.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flink_agents_ltm.api.arguments import check_json
 from flink_agents_ltm.api.text import check_text
 
 __all__ = [
     "SCOPE_FIELDS",
     "MemoryLimits",
-    "check_ids",
-    "check_limit",
     "check_metadata",
     "check_name",
     "check_query",
@@ -102,20 +100,6 @@ def check_query(query: Any, limits: MemoryLimits, option: str) -> str:
     return query
 
 
-def check_limit(limit: Any) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-        raise ValueError(f"limit must be a positive int, got {limit!r}")
-    return limit
-
-
-def check_ids(ids: Any) -> list[str]:
-    id_list = [ids] if isinstance(ids, str) else ids
-    if (not isinstance(id_list, Sequence) or isinstance(id_list, (bytes, bytearray))
-            or not all(isinstance(i, str) for i in id_list)):
-        raise TypeError(f"ids must be a str or a list of str, got {type(ids).__name__}")
-    return list(id_list)
-
-
 def refuse_scope_fields(value: Any, what: str, path: str = "") -> None:
     """Raise ``ValueError`` if a filter tree, metadata or options name a scope field
     anywhere (an ``agent_id`` nested in an ``OR`` would otherwise widen a read)."""
@@ -144,47 +128,9 @@ def check_metadata(metadata: Any, what: str, reserved: frozenset[str],
     if clash:
         raise ValueError(f"{what} uses key(s) {sorted(clash)} that the store writes itself; "
                          "rename them")
-    size = _check_json(metadata, what, "")
+    copy: dict[str, Any]
+    copy, size = check_json(metadata, what)
     if size > limits.max_metadata_length:
         raise ValueError(f"{what} is {size} characters as JSON, more than the "
                          f"{limits.max_metadata_length} allowed ({option})")
-    return {key: _copy_json(inner) for key, inner in metadata.items()}
-
-
-def _check_json(value: Any, what: str, path: str) -> int:
-    """Raise naming the first value that is not JSON; returns the approximate JSON size."""
-    where = f" at '{path}'" if path else ""
-    if value is None or isinstance(value, bool):
-        return 5
-    if isinstance(value, str):
-        check_text(value, f"{what}{where}")
-        return len(value) + 2
-    if isinstance(value, int):
-        return len(str(value))
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{what}{where} is {value!r}; JSON has no NaN or infinity")
-        return len(repr(value))
-    if isinstance(value, Mapping):
-        size = 2
-        for key, inner in value.items():
-            if not isinstance(key, str):
-                raise TypeError(f"{what}{where} has a key of type {type(key).__name__}; "
-                                "metadata keys are str")
-            check_text(key, f"{what} key {key!r}")
-            size += len(key) + 4 + _check_json(inner, what, f"{path}.{key}" if path else key)
-        return size
-    if isinstance(value, (list, tuple)):
-        return 2 + sum(_check_json(inner, what, f"{path}[{i}]") + 1
-                       for i, inner in enumerate(value))
-    raise TypeError(f"{what}{where} is a {type(value).__name__}; metadata values must be JSON "
-                    "(str, int, float, bool, None, lists and dicts of those): convert it, "
-                    "e.g. a datetime with .isoformat()")
-
-
-def _copy_json(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {key: _copy_json(inner) for key, inner in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_copy_json(inner) for inner in value]
-    return value
+    return copy

@@ -44,6 +44,7 @@ from flink_agents_ltm.api.memory.validation import check_name
 from flink_agents_ltm.api.options import long_term_memory_configuration
 from flink_agents_ltm.api.redaction import chainable
 from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
+from flink_agents_ltm.integrations.mem0.backends.filter_parts import read_matching
 from flink_agents_ltm.integrations.mem0.embedding_ahead import embedded_chunks
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
 from flink_agents_ltm.integrations.mem0.row_writes import (
@@ -304,15 +305,11 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         """One bounded batch: the job's rows that the store (given the pushed expiry
         condition) and :func:`matches` find expired, deleted in one call where it can."""
         pushed = self._pushed(expired, search=False) or {}
-        top_k = limit
-        while True:
-            rows = self._memory.get_all(filters={**pushed, "user_id": self._user_id},
-                                        top_k=top_k, show_expired=True)["results"]
-            doomed = [row for row in rows if row.get("user_id") == self._user_id
-                      and matches(expired, _fields(row))][:limit]
-            if len(doomed) >= limit or len(rows) < top_k or top_k >= limit * 64:
-                break
-            top_k *= 4
+        doomed = read_matching(
+            lambda top_k: self._memory.get_all(filters={**pushed, "user_id": self._user_id},
+                                               top_k=top_k, show_expired=True)["results"],
+            lambda row: row.get("user_id") == self._user_id and matches(expired, _fields(row)),
+            limit, limit, limit * 64)
         self._remove([row["id"] for row in doomed], strict=True)
         return [SweptItem(text_of(row.get("agent_id", "")), text_of(row.get("run_id", "")),
                           row["id"]) for row in doomed]
@@ -331,13 +328,9 @@ class Mem0LongTermMemory(BaseLongTermMemory):
                filters: MetadataFilter | None, limit: int) -> list[dict[str, Any]]:
         """Rows of ``read(top_k)`` that lie in the scope and match ``filters`` under our
         filter semantics (stores differ), reading more when those checks dropped rows."""
-        top_k = limit
-        while True:
-            rows = read(top_k)
-            kept = [row for row in rows if where.admits(row) and matches(filters, _fields(row))]
-            if len(kept) >= limit or len(rows) < top_k or top_k >= limit * 64:
-                return kept[:limit]
-            top_k *= 4
+        return read_matching(
+            read, lambda row: where.admits(row) and matches(filters, _fields(row)),
+            limit, limit, limit * 64)
 
     def _owned_row(self, where: Mem0Scope) -> Callable[[str], Mapping[str, Any] | None]:
         """Look up an id, seeing it only if it lies in ``where``: Mem0's get and delete by

@@ -55,6 +55,7 @@ from flink_agents_ltm.api.vector_stores import (
 )
 from flink_agents_ltm.integrations.mem0 import private_api
 from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
+from flink_agents_ltm.integrations.mem0.backends.filter_parts import read_matching
 from flink_agents_ltm.integrations.mem0.backends.qdrant import quiet_payload_indexes
 from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
 
@@ -364,15 +365,12 @@ class Mem0VectorStore(CollectionManageableVectorStore):
                first: int) -> list[Any]:
         """Rows from ``fetch(k)`` that match ``filter_``, asking for more (``k`` x4) until
         ``limit`` match or the store has no more."""
-        k = first
-        while True:
+        def read(k: int) -> list[Any]:
             with self._call():
-                rows = fetch(k)
-            found = rows if filter_ is None else [r for r in rows
-                                                  if matches(filter_, _payload_of(r))]
-            if len(rows) < k or (limit is not None and len(found) >= limit):
-                return found if limit is None else found[:limit]
-            k *= 4
+                return list(fetch(k))
+
+        return read_matching(read, None if filter_ is None else (
+            lambda row: matches(filter_, _payload_of(row))), limit, first)
 
     def _query(self, collection: str, vector: tuple[float, ...], limit: int,
                filter_: MetadataFilter | None) -> list[Document]:

@@ -5,12 +5,29 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from flink_agents_ltm.api.filters import Condition, MetadataFilter, Operator
 
 _PLAIN_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 Translate = Callable[[MetadataFilter], dict[str, Any] | None]
+Row = TypeVar("Row")
+
+
+def read_matching(read: Callable[[int], list[Row]], keep: Callable[[Row], bool] | None,
+                  limit: int | None, first: int, most: int | None = None) -> list[Row]:
+    """The first ``limit`` rows of ``read(k)`` that ``keep`` accepts (all of them for
+    ``None``): a store's pushed filter is a superset, so rows it returns may be dropped
+    here, and then ``k`` grows fourfold from ``first`` until ``limit`` are kept, the store
+    returned fewer than asked (it has no more) or ``k`` reached ``most``."""
+    k = first
+    while True:
+        rows = read(k)
+        kept = rows if keep is None else [row for row in rows if keep(row)]
+        if (len(rows) < k or (limit is not None and len(kept) >= limit)
+                or (most is not None and k >= most)):
+            return kept if limit is None else kept[:limit]
+        k *= 4
 
 
 @dataclass(frozen=True)
