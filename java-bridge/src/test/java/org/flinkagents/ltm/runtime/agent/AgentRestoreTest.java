@@ -177,7 +177,6 @@ class AgentRestoreTest {
             super.notifyCheckpointComplete(checkpointId);
             if (checkpointId == GATED_CHECKPOINT.get() && GATE.getCount() > 0) {
                 FAIL_NOW.set(true);
-                GATE.countDown();
             }
         }
 
@@ -185,6 +184,10 @@ class AgentRestoreTest {
         public void onProcessingTime(InternalTimer<K, VoidNamespace> timer) throws Exception {
             if (FAIL_NOW.compareAndSet(true, false)) {
                 INJECTED.set(true);
+                // The gated call is released only now, as the task fails: its result can reach
+                // no checkpoint (released at the completion notice, a loaded machine could
+                // record it and snapshot it before this timer fired, and nothing ran again).
+                GATE.countDown();
                 throw new IllegalStateException("injected failure after checkpoint "
                         + GATED_CHECKPOINT.get());
             }
