@@ -100,25 +100,26 @@ def prometheus_reporter_jar(pyflink_home: Path) -> Path | None:
 # ------------------------------------------------------------------ task facts
 
 
-def subtask_index(runtime_context: Any) -> int:
+def _task_fact(runtime_context: Any, python_method: str, java_method: str) -> int:
+    """A fact of the task: PyFlink's method, else (thread mode on Flink 2.x, where that
+    method raises ``AttributeError``) the Java ``TaskInfo``'s."""
     try:
-        return runtime_context.get_index_of_this_subtask()
-    except AttributeError:  # thread mode on Flink 2.x
-        return runtime_context._runtime_context.getTaskInfo().getIndexOfThisSubtask()
+        return int(getattr(runtime_context, python_method)())
+    except AttributeError:
+        return int(getattr(runtime_context._runtime_context.getTaskInfo(), java_method)())
+
+
+def subtask_index(runtime_context: Any) -> int:
+    return _task_fact(runtime_context, "get_index_of_this_subtask", "getIndexOfThisSubtask")
 
 
 def attempt_number(runtime_context: Any) -> int:
-    try:
-        return runtime_context.get_attempt_number()
-    except AttributeError:  # thread mode on Flink 2.x
-        return runtime_context._runtime_context.getTaskInfo().getAttemptNumber()
+    return _task_fact(runtime_context, "get_attempt_number", "getAttemptNumber")
 
 
 def number_of_subtasks(runtime_context: Any) -> int:
-    try:
-        return runtime_context.get_number_of_parallel_subtasks()
-    except AttributeError:  # thread mode on Flink 2.x
-        return runtime_context._runtime_context.getTaskInfo().getNumberOfParallelSubtasks()
+    return _task_fact(runtime_context, "get_number_of_parallel_subtasks",
+                      "getNumberOfParallelSubtasks")
 
 
 def execution_mode(runtime_context: Any) -> str:
