@@ -484,12 +484,17 @@ class KeyedRunEngine:
 
     def _new_execution(self, work: _KeyWork, event: Event, action: Action) -> ActionExecution:
         run = work.run
-        observation_id = f"{work.key}#{run.seq}#{run.step_index}"
-        step = Step(run.record.calls, self._count_replay,
-                    lambda: self._memory.stored_items(observation_id))
         journal = (None if self._journal is None else
                    StepJournal(self._journal, lambda: self._journal_tag(work.key, run),
                                run.step_index))
+        # The observation id names the step's input, so that its item ids are its own. With
+        # the action-state store on, the store's run for the input: after a recovery the
+        # key's inputs may arrive in another order, and an input whose recorded add is not
+        # made again must not lend its place (and so its item ids) to a new input.
+        observation_id = (f"{work.key}#{run.seq}#{run.step_index}" if journal is None
+                          else journal.observation)
+        step = Step(run.record.calls, self._count_replay,
+                    lambda: self._memory.stored_items(observation_id))
         trace = self._events.step(work.key, run.seq, observation_id, action.name, event)
         sensory = KeyedMemoryStore(_SensoryLayer(run.record), self._check, "sensory memory")
         short_term = KeyedMemoryStore(_ShortTermLayer(self._states.short_term, run.record),

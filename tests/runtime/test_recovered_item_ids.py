@@ -275,3 +275,37 @@ def test_an_add_in_a_recorded_chat_tool_call_is_not_overwritten_by_the_next_inpu
     assert restored.outputs == [(0, "kept"), (1, "kept")]
     assert sorted(rows(tmp_path).values()) == ["first input", "second input"]
     assert restored.state_of("k", "next_seq") == 2
+
+
+STORE_ON = {"agents.action-state.store": "sqlite"}
+
+
+def test_with_the_store_on_a_new_input_in_a_replayed_inputs_place_keeps_off_its_rows(
+        tmp_path):
+    """Input #0 runs whole after the snapshot (its add answered by the store from then on);
+    after the crash a new input arrives first and takes its place in the key's sequence
+    (two upstream subtasks interleave anew), then input #0 comes back. The new input's
+    add must not land on input #0's row, which nothing writes again."""
+    first = AgentHarness(AddInACallAgent(), config=config(tmp_path, **STORE_ON))
+    try:
+        snapshot = first.snapshot()
+        first.process_element(("k", 0, "first input"))
+        settle(first)
+        assert len(first.outputs) == 1 and len(rows(tmp_path)) == 1
+    finally:
+        first.close()
+    restored = AgentHarness.restore(snapshot, AddInACallAgent(),
+                                    config=config(tmp_path, **STORE_ON))
+    try:
+        restored.process_element(("k", 1, "second input"))
+        settle(restored)
+        restored.process_element(("k", 0, "first input"))
+        settle(restored)
+    finally:
+        restored.close()
+    (second, second_ids), (first_n, first_ids) = restored.outputs
+    assert (second, first_n) == (1, 0)
+    assert restored.stats.durable_calls_replayed == 2  # input #0's calls were not run again
+    stored = rows(tmp_path)
+    assert sorted(stored.values()) == ["first input", "second input"]
+    assert (stored[first_ids[0]], stored[second_ids[0]]) == ("first input", "second input")

@@ -4,8 +4,13 @@ Flink's checkpoints hold a durable call's result only once a checkpoint is taken
 after it arrived. A call that completes after the last checkpoint ran for nothing
 if the job then fails: the replay calls it again (a tool that sends an e-mail
 sends it twice). With ``agents.action-state.store`` set, each durable call writes
-to a store of its own, keyed by (job, observation id ``key#seq#step``, write
-position ``call<k>``):
+to a store of its own, keyed by (job, observation id ``<run>#<step>``, write
+position ``call<k>``). The run names the input, not only its place ``key#seq``: after a
+recovery a key's inputs may arrive in another order, so a replayed input finds its run by
+its fingerprint, and a new input in a place that holds another input's rows gets a run of
+its own. The step's long-term-memory item ids derive from the same observation id, so an
+input whose recorded add is answered without running never lends its ids to another.
+Each call writes:
 
 * a *started* marker before the call runs,
 * its pickled *result* as soon as it returns (on the worker thread, before the
