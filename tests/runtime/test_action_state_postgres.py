@@ -2,6 +2,7 @@
 the same write-ahead answers as the SQLite store."""
 
 import copy
+import threading
 import uuid
 
 import pytest
@@ -91,3 +92,60 @@ def test_the_store_is_also_named_by_its_module_and_callable(config):
     assert isinstance(store, PostgresActionStateStore)
     assert store.row_count() == 0
     store.close()
+
+
+def open_store(config, job):
+    settings = AgentsConfiguration(config)
+    return open_action_state_store(settings.get(AgentsOptions.ACTION_STATE_STORE), job,
+                                   settings)
+
+
+def test_markers_started_together_share_commits_and_each_is_committed_when_started_returns(
+        config):
+    from flink_agents_ltm.runtime.action_state.lookup import RunTag
+
+    store = open_store(config, config["agents.job-id"])
+    calls = 32
+    gate = threading.Barrier(calls)
+    visible = []
+
+    def start(n):
+        gate.wait()
+        store.started(0, f"k{n}#0#0", "call0", "send", f"token{n}",
+                      RunTag(f"k{n}", f"k{n}#0", 0, "fp"), "owner")
+        visible.append(store.lookup(f"k{n}#0#0", "call0") is not None)  # another connection
+
+    threads = [threading.Thread(target=start, args=(n,)) for n in range(calls)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert visible == [True] * calls
+        assert store.row_count() == calls
+        assert store.commits < calls  # grouped: fewer transactions than markers
+    finally:
+        store.clear_subtask(0)
+        store.close()
+
+
+def test_results_still_queued_at_close_are_written_and_a_bad_statement_fails_alone(config):
+    from flink_agents_ltm.runtime.action_state.lookup import RunTag
+
+    store = open_store(config, config["agents.job-id"])
+    try:
+        store.started(0, "k#0#0", "call0", "send", "t", RunTag("k", "k#0", 0, "fp"), "owner")
+        broken = store._writer.submit("SELECT 1 / 0")  # queued between two good statements
+        store.completed("k#0#0", "call0", "t", b"receipt")
+        store.close()  # does not wait for the result: close writes it
+        assert broken.done.wait(timeout=10), "close() left a queued statement unanswered"
+        with pytest.raises(Exception, match="division by zero"):
+            broken.wait()
+        again = open_store(config, config["agents.job-id"])
+        try:
+            assert again.lookup("k#0#0", "call0").result == b"receipt"
+        finally:
+            again.clear_subtask(0)
+            again.close()
+    finally:
+        store.close()

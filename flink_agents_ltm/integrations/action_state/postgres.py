@@ -7,18 +7,26 @@ with the job's ``long-term-memory.vector-store`` an inline pgvector store
 vector store's timeouts. psycopg2 is imported only when the store opens; errors
 name the server (``host:port/db``), never the password.
 
-Started markers and results come from the worker threads, many at once: they go through
-a few connections of their own (up to :data:`WRITERS`, opened as needed), so that their
-commits overlap and the server flushes them together instead of one after another; the
-mailbox thread's statements (lookups, claims, done marks, pruning) use another.
+Started markers and results come from the worker threads, many at once. One writer thread
+of the store takes every statement queued since its last commit and writes them in one
+transaction (a group commit: one flush of the server's log for many calls, instead of one
+per statement). A started marker waits for its commit, since the call's side effect must
+come after it; a result is queued and the worker goes on: the queue is written in order, so
+a result is committed no later than any started marker queued after it (a later call of the
+action), and a crash before its commit leaves the call started, as a crash during the call
+would. Done marks go through the writer too, after the results of their steps, so that no
+two transactions of the store lock the same rows in different orders; a prune first waits for
+the marks queued before it. The mailbox thread's other statements (lookups, claims,
+pruning) use a connection of their own.
 """
 
 from __future__ import annotations
 
-import queue
+import contextlib
+import logging
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
@@ -26,7 +34,8 @@ from flink_agents_ltm.api.options import AgentsConfiguration
 from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
 from flink_agents_ltm.runtime.action_state.store import Lookup, RunTag
 
-WRITERS = 4  # connections for the worker threads' writes, per store
+GROUP_MOST = 512  # statements in one group commit at most
+log = logging.getLogger(__name__)
 TABLE = "ltm_action_state_v2"  # v2: rows name the input they serve (v1 stays, unread)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -67,6 +76,103 @@ def open_store(job_id: str, config: AgentsConfiguration) -> PostgresActionStateS
     return PostgresActionStateStore(connection, job_id)
 
 
+class _Pending:
+    """A statement queued for the writer; ``wait()`` until it is committed (or failed)."""
+
+    __slots__ = ("sql", "params", "what", "done", "error")
+
+    def __init__(self, sql: str, params: tuple[object, ...], what: str | None):
+        self.sql, self.params, self.what = sql, params, what
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def wait(self) -> None:
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+
+
+class _GroupWriter:
+    """The worker threads' statements, written by one thread in shared transactions."""
+
+    def __init__(self, connect: Callable[[], Any]):
+        self._connect = connect
+        self._db = connect()
+        self._queue: deque[_Pending] = deque()
+        self._ready = threading.Condition()
+        self._closing = False
+        self.commits = 0  # transactions written (a test and the bench read it)
+        self._thread = threading.Thread(target=self._loop, name="ltm-action-state-writer",
+                                        daemon=True)
+        self._thread.start()
+
+    def submit(self, sql: str, *params: object, unawaited: str | None = None) -> _Pending:
+        """Queue ``sql``; ``unawaited`` names a statement nobody waits for, in the log line
+        of its failure (the failure of one waited for is raised by ``wait()``)."""
+        pending = _Pending(sql, params, unawaited)
+        with self._ready:
+            if self._closing:
+                raise RuntimeError("the PostgreSQL action-state store is closed")
+            self._queue.append(pending)
+            self._ready.notify()
+        return pending
+
+    def _loop(self) -> None:
+        while True:
+            with self._ready:
+                while not self._queue and not self._closing:
+                    self._ready.wait()
+                if not self._queue:
+                    return
+                group = [self._queue.popleft()
+                         for _ in range(min(len(self._queue), GROUP_MOST))]
+            self._write(group)
+
+    def _write(self, group: list[_Pending]) -> None:
+        from psycopg2.extras import execute_batch
+
+        try:
+            with self._db.cursor() as cursor:
+                start = 0
+                while start < len(group):  # a run of the same statement: one round trip
+                    end = start + 1
+                    while end < len(group) and group[end].sql == group[start].sql:
+                        end += 1
+                    if end - start == 1:
+                        cursor.execute(group[start].sql, group[start].params)
+                    else:
+                        execute_batch(cursor, group[start].sql,
+                                      [pending.params for pending in group[start:end]],
+                                      page_size=end - start)
+                    start = end
+            self._db.commit()
+            self.commits += 1
+        except Exception as error:  # noqa: BLE001 - each statement answers for itself
+            with contextlib.suppress(Exception):  # a broken connection: handled below
+                self._db.rollback()
+            if getattr(self._db, "closed", 0):  # the server went away: try a new connection
+                with contextlib.suppress(Exception):  # else each statement fails below
+                    self._db = self._connect()
+            if len(group) > 1:  # one bad statement must not fail the others
+                for pending in group:
+                    self._write([pending])
+                return
+            group[0].error = error
+            if group[0].what is not None:  # a lost result: the call runs again after a crash
+                log.warning("the PostgreSQL action-state store could not write a %s: %s: %s",
+                            group[0].what, type(error).__name__,
+                            (str(error).strip().splitlines() or [""])[0][:200])
+        for pending in group:
+            pending.done.set()
+
+    def close(self) -> None:
+        """Write what is queued, then stop."""
+        with self._ready:
+            self._closing = True
+            self._ready.notify()
+        self._thread.join()
+
+
 class PostgresActionStateStore:
     def __init__(self, connection: PgvectorConnection, job_id: str):
         self._job = job_id
@@ -75,9 +181,14 @@ class PostgresActionStateStore:
         self._db: Any = self._connect()
         with self._db.cursor() as cursor:
             cursor.execute(_SCHEMA)
-        self._writers: queue.LifoQueue[Any] = queue.LifoQueue()
         self._opened = [self._db]  # every connection, closed by close()
-        self._slots = threading.BoundedSemaphore(WRITERS)
+        self._writer = _GroupWriter(self._open_writer)
+
+    def _open_writer(self) -> Any:
+        db = self._connection.connect()  # not autocommit: a transaction per group
+        with self._lock:
+            self._opened.append(db)
+        return db
 
     def _connect(self) -> Any:
         db = self._connection.connect()
@@ -89,43 +200,26 @@ class PostgresActionStateStore:
             cursor.execute(sql, params)
             return cursor.fetchone() if fetch else cursor.rowcount
 
-    @contextmanager
-    def _writer(self) -> Iterator[Any]:
-        """A writer connection for a worker thread's statement (one of at most WRITERS)."""
-        with self._slots:
-            try:
-                db = self._writers.get_nowait()
-            except queue.Empty:
-                db = self._connect()
-                with self._lock:
-                    self._opened.append(db)
-            try:
-                yield db
-            finally:
-                self._writers.put(db)
-
-    def _write(self, sql: str, *params: object) -> None:
-        with self._writer() as db, db.cursor() as cursor:
-            cursor.execute(sql, params)
-
     def started(self, subtask: int, observation: str, position: str, name: str,
                 token: str, tag: RunTag, claim: str) -> None:
-        self._write(f"INSERT INTO {TABLE} (job, observation, position, subtask, name, token, "
-                    "input_key, run, seq, fingerprint, claim) VALUES (%s, %s, %s, %s, %s, %s, "
-                    "%s, %s, %s, %s, %s) ON CONFLICT (job, observation, position) "
-                    "DO UPDATE SET subtask = EXCLUDED.subtask, name = EXCLUDED.name, token = "
-                    "EXCLUDED.token, result = NULL, owner = NULL, done_mark = NULL, "
-                    "done_at = NULL, input_key = EXCLUDED.input_key, run = EXCLUDED.run, "
-                    "seq = EXCLUDED.seq, fingerprint = EXCLUDED.fingerprint, "
-                    "claim = EXCLUDED.claim", self._job, observation, position, subtask, name,
-                    token, tag.key, tag.run, tag.seq, tag.fingerprint, claim)
+        self._writer.submit(
+            f"INSERT INTO {TABLE} (job, observation, position, subtask, name, token, "
+            "input_key, run, seq, fingerprint, claim) VALUES (%s, %s, %s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s) ON CONFLICT (job, observation, position) "
+            "DO UPDATE SET subtask = EXCLUDED.subtask, name = EXCLUDED.name, token = "
+            "EXCLUDED.token, result = NULL, owner = NULL, done_mark = NULL, "
+            "done_at = NULL, input_key = EXCLUDED.input_key, run = EXCLUDED.run, "
+            "seq = EXCLUDED.seq, fingerprint = EXCLUDED.fingerprint, "
+            "claim = EXCLUDED.claim", self._job, observation, position, subtask, name,
+            token, tag.key, tag.run, tag.seq, tag.fingerprint, claim).wait()
 
     def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
         from psycopg2 import Binary
 
-        self._write(f"UPDATE {TABLE} SET result = %s WHERE job = %s AND observation = %s "
-                    "AND position = %s AND token = %s", Binary(result), self._job, observation,
-                    position, token)
+        self._writer.submit(f"UPDATE {TABLE} SET result = %s WHERE job = %s AND "
+                            "observation = %s AND position = %s AND token = %s", Binary(result),
+                            self._job, observation, position, token,
+                            unawaited="result")  # committed in order, before later markers
 
     def lookup(self, observation: str, position: str) -> Lookup | None:
         row = self._run(f"SELECT name, result FROM {TABLE} WHERE job = %s AND observation = %s "
@@ -153,14 +247,19 @@ class PostgresActionStateStore:
 
     def steps_done(self, observations: Sequence[str], owner: str, mark: int,
                    at: float) -> None:
-        self._run(f"UPDATE {TABLE} SET owner = %s, done_mark = %s, done_at = %s WHERE job = %s "
-                  "AND observation = ANY(%s)", owner, mark, at, self._job, list(observations))
+        # Through the writer, after the steps' results: a row the writer's open transaction
+        # holds would otherwise be locked in another order by this statement (a deadlock).
+        self._writer.submit(f"UPDATE {TABLE} SET owner = %s, done_mark = %s, done_at = %s "
+                            "WHERE job = %s AND observation = ANY(%s)", owner, mark, at,
+                            self._job, list(observations), unawaited="done mark")
 
     def prune(self, owner: str, mark: int) -> int:
+        self._writer.submit("SELECT 1").wait()  # the done marks queued so far are written
         return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND owner = %s AND "
                              "done_mark <= %s", self._job, owner, mark))
 
     def prune_older(self, at: float) -> int:
+        self._writer.submit("SELECT 1").wait()
         return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND done_at < %s",
                              self._job, at))
 
@@ -172,7 +271,15 @@ class PostgresActionStateStore:
         row = self._run(f"SELECT COUNT(*) FROM {TABLE} WHERE job = %s", self._job, fetch=True)
         return int(row[0])
 
+    @property
+    def commits(self) -> int:
+        """Transactions the writer thread committed (each holds one or more statements)."""
+        return self._writer.commits
+
     def close(self) -> None:
-        with self._lock:
-            for db in self._opened:
-                db.close()
+        try:
+            self._writer.close()  # queued results are written first
+        finally:
+            with self._lock:
+                for db in self._opened:
+                    db.close()
