@@ -416,16 +416,18 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
     }
 
     /**
-     * Forgets the attempt's long-term-memory observations in Python, which also resets its
+     * Ends the attempt's action in Python's long-term memory, which also resets its
      * replay-stable id counters, so the next attempt mints the same ids. A key whose actions
-     * used long-term memory keeps its input counter (part of every id) for good.
+     * used long-term memory keeps its input counter (part of every id) for good. Java actions
+     * emit no memory events, so every attempt ends as not completed: Python drops its
+     * observations instead of sending them over.
      */
     private void endObservation(StepContext ctx, Run<IN> run) {
         if (ltm == null || !ctx.usedLongTermMemory) {
             return;
         }
         run.record.keepsCounter = true;
-        ltm.discardObservations(ctx.observationId);
+        ltm.endAction(ctx.observationId, false);
     }
 
     @SuppressWarnings("unchecked")
