@@ -179,13 +179,16 @@ class JavaLongTermMemoryGateway:
                 return bool(self._ltm.delete_memory_set(name))
         return _answer(call)
 
-    def drain_observations(self, observation_id):
+    def end_action(self, observation_id, completed):
+        """The action (one attempt of a Java step) ended: ``[{"observations": [...],
+        "items_added": n}]``, its observations as dicts (none unless ``completed``) and the
+        items it stored either way, as :meth:`BaseLongTermMemory.end_action` reports them.
+        Forgets the action, so a next attempt under the same id mints the same item ids."""
         def call():
-            return [o.to_dict() for o in self._ltm.drain_observations(observation_id)]
+            outcome = self._ltm.end_action(str(observation_id), bool(completed))
+            return {"observations": [o.to_dict() for o in outcome.observations],
+                    "items_added": int(outcome.items_added)}
         return _answer(call)
-
-    def discard_observations(self, observation_id):
-        return _answer(lambda: self._ltm.discard_observations(observation_id))
 
     def ping(self):
         """The cheapest round trip (used to measure the bridge itself)."""

@@ -83,10 +83,8 @@ class ActionExecution:
     # Calls left running past their timeout or their step's failure: their threads may
     # still store long-term-memory items under this step's observation id.
     abandoned_calls: int = 0
-    # The action-state store (None when off), and the write position and token of the
-    # started marker of the call in flight.
+    # The action-state store (None when off).
     journal: StepJournal | None = None
-    journaled: tuple[str, str] | None = None
     # The event log's view of the step (a no-op when the log is off), and when it started.
     trace: StepTrace = field(default=NO_STEP)
     started: float = 0.0
@@ -154,7 +152,6 @@ class ActionDriver:
                 # Its started marker stays: the abandoned call may still have its effect, so
                 # a replay (or a retry at this position) asks the reconciler; the late
                 # result is not written (another start replaces the marker's token).
-                execution.journaled = None
                 execution.abandoned_calls += 1
                 self._stats.durable_calls_timed_out += 1
                 execution.trace.call(handle.call.name, handle.position, "timed_out",
@@ -186,7 +183,6 @@ class ActionDriver:
         trace = execution.trace
         # A failed call keeps its started marker: it may have had its effect before it
         # raised, so a replay (or a retry at this position) asks its reconciler.
-        execution.journaled = None
         if error is not None:
             stats.durable_calls_failed += 1
             trace.call(name, handle.position, "failed", elapsed, error)
@@ -224,8 +220,7 @@ class ActionDriver:
             self._on_record()
             return True, value
         request.reconciling = state == STARTED
-        token, request.on_start, request.on_result = journal.start(position, request.name)
-        execution.journaled = (position, token)
+        _token, request.on_start, request.on_result = journal.start(position, request.name)
         return False, None
 
     def _drive(self, execution: ActionExecution, send: Any,

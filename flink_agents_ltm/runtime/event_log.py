@@ -135,11 +135,6 @@ class EventLog:
         self._level_of: dict[type, int] = {}
         self._failed_writes = 0
 
-    @property
-    def failed_writes(self) -> int:
-        """Records that could not be written (the job went on)."""
-        return self._failed_writes
-
     def input(self, key: Any, seq: int, value: Any, replayed: bool = False) -> None:
         """A run starts (again, after a restore: ``replayed``)."""
         fields = {"key": str(key), "input": seq, "event_type": "InputEvent"}
@@ -236,10 +231,6 @@ class _NoEventLog(EventLog):
 
     def __init__(self) -> None:
         pass
-
-    @property
-    def failed_writes(self) -> int:
-        return 0
 
     def input(self, *args: Any, **kwargs: Any) -> None:
         pass

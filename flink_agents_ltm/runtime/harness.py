@@ -189,7 +189,6 @@ class ManualCall(CallState):
 
     def __init__(self, call: DurableCall, position: str, started: float, deadline: float):
         super().__init__(call, position, started, deadline)
-        self.positions_seen: list[str] = []
 
     def __repr__(self) -> str:
         state = "done" if self.done else "timed out" if self.timed_out else "running"

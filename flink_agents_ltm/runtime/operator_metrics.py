@@ -100,9 +100,6 @@ class OperatorStats:
             else:
                 self.memory_deletes += 1
 
-    def as_dict(self) -> dict[str, int]:
-        return {a: getattr(self, a) for a in self.__slots__}
-
     def summary(self) -> str:
         """One line of totals, for the log when the operator closes."""
         return (

@@ -115,3 +115,28 @@ def test_flink_agents_key_of_the_vector_store_from_java_opens_that_store(tmp_pat
         assert not (tmp_path / "gateway-upstream-key" / "qdrant").exists()
     finally:
         java_gateway.close_long_term_memory(handle)
+
+
+def test_end_action_answers_a_completed_actions_observations_and_the_items_it_added(gateway):
+    ids = ok(gateway.add("notes", "alice", "obs-done", False, ["tea", "cake"], None))
+    ok(gateway.search("notes", "alice", "obs-done", False, "tea", 1, None, {}))
+
+    outcome = ok(gateway.end_action("obs-done", True))
+
+    assert outcome["items_added"] == 2
+    assert [(o["op"], o["key"], o["set"]) for o in outcome["observations"]] == [
+        ("add", "alice", "notes"), ("search", "alice", "notes")]
+    assert outcome["observations"][0]["ids"] == ids
+    assert type(outcome["observations"]) is list and type(outcome["observations"][0]) is dict
+    # The action is forgotten: a second end finds nothing.
+    assert ok(gateway.end_action("obs-done", True)) == {"observations": [], "items_added": 0}
+
+
+def test_end_action_of_a_failed_attempt_drops_its_observations_but_counts_its_items(gateway):
+    first = ok(gateway.add("notes", "alice", "obs-try", False, ["tea"], None, "body"))
+
+    outcome = ok(gateway.end_action("obs-try", False))
+
+    assert outcome == {"observations": [], "items_added": 1}
+    # Ending forgot the attempt's ids: the next attempt of the step mints the same ones.
+    assert ok(gateway.add("notes", "alice", "obs-try", False, ["tea"], None, "body")) == first

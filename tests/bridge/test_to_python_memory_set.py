@@ -34,16 +34,17 @@ def test_the_rebuilt_set_operates_on_its_own_key_and_observation(ltm, recording_
 
     assert rows_of(recording_memory, "alice") == ["alice drinks tea"]
     assert rows_of(recording_memory, "bob") == []
-    assert [o.key for o in ltm.drain_observations("obs-alice")] == ["alice"]
-    assert ltm.drain_observations("obs-bob") == []
+    assert [o.key for o in ltm.end_action("obs-alice", completed=True).observations] == ["alice"]
+    assert ltm.end_action("obs-bob", completed=True).observations == ()
 
 
 def test_a_suppressed_rebuilt_set_records_no_observation(ltm):
     to_python_memory_set("notes", "alice", "obs-quiet", True, ltm=ltm).add("quiet")
     to_python_memory_set("notes", "alice", "obs-loud", False, ltm=ltm).add("loud")
 
-    assert ltm.drain_observations("obs-quiet") == []
-    assert [o.op.value for o in ltm.drain_observations("obs-loud")] == ["add"]
+    assert ltm.end_action("obs-quiet", completed=True).observations == ()
+    assert [o.op.value for o in ltm.end_action("obs-loud", completed=True).observations] == [
+        "add"]
 
 
 def test_to_python_memory_set_refuses_a_missing_key():

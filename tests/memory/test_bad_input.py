@@ -84,7 +84,8 @@ def test_a_store_failure_during_a_batched_add_stores_none_of_it_and_says_so(
     assert "vector store went away" in str(error.value)
     assert "memory set 'notes' of key 'k1'" in str(error.value)
     assert rows_of(mem0_memory, "k1") == ["already stored"]
-    assert [o.ids for o in ltm.drain_observations("obs-1")] == [(stored_id,)]
+    assert [o.ids for o in ltm.end_action("obs-1", completed=True).observations] == [
+        (stored_id,)]
 
 
 def test_unknown_configuration_keys_are_refused_with_the_known_ones():

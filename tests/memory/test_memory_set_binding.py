@@ -43,7 +43,7 @@ def test_observations_stay_with_the_action_that_obtained_the_set(ltm):
     notes.search("tea", limit=1)
     notes.delete([item_id])
 
-    observed = ltm.drain_observations("obs-1")
+    observed = ltm.end_action("obs-1", completed=True).observations
     assert [(o.op, o.key, o.set, o.ids) for o in observed] == [
         (MemoryOp.ADD, "k1", "notes", (item_id,)),
         (MemoryOp.GET, "k1", "notes", (item_id,)),
@@ -51,8 +51,8 @@ def test_observations_stay_with_the_action_that_obtained_the_set(ltm):
         (MemoryOp.DELETE, "k1", "notes", (item_id,)),
     ]
     assert observed[2].query == "tea"
-    assert ltm.drain_observations("obs-2") == []
-    assert ltm.drain_observations("obs-1") == []  # drained once
+    assert ltm.end_action("obs-2", completed=True).observations == ()
+    assert ltm.end_action("obs-1", completed=True).observations == ()  # handed over once
 
 
 @pytest.mark.parametrize("set_suppressed, current_suppressed", [(True, False), (False, True)])
@@ -65,7 +65,7 @@ def test_suppression_follows_the_set_not_the_current_context(
     notes.add("tea")
     notes.search("tea")
 
-    observed = ltm.drain_observations("obs-1")
+    observed = ltm.end_action("obs-1", completed=True).observations
     assert len(observed) == (0 if set_suppressed else 2)
 
 
@@ -108,7 +108,8 @@ def test_delete_memory_set_deletes_only_the_current_keys_set(ltm, mem0_memory):
     assert rows_of(mem0_memory, "k1") == []
     assert rows_of(mem0_memory, "k2") == ["k2 item"]
     assert rows_of(mem0_memory, "k1", "other") == ["k1 other item"]
-    [observed] = ltm.drain_observations("obs-3")  # the empty second delete changed nothing
+    # the empty second delete changed nothing
+    [observed] = ltm.end_action("obs-3", completed=True).observations
     assert (observed.op, observed.key, observed.set, len(observed.ids)) == (
         MemoryOp.DELETE, "k1", "notes", 1)
 

@@ -479,15 +479,6 @@ class BaseLongTermMemory(ABC):
         items. Any thread."""
         return self._observations.added(observation_id)
 
-    def drain_observations(self, observation_id: str) -> list[MemoryObservation]:
-        """The observations an action made, once it completed; forgets the action."""
-        return list(self.end_action(observation_id, True).observations)
-
-    def discard_observations(self, observation_id: str) -> None:
-        """Forget an action's observations (it failed). Its writes stay: stores have no
-        transactions across calls."""
-        self.end_action(observation_id, False)
-
     # ------------------------------------------------------------ item operations (any thread)
 
     def add(self, memory_set: MemorySet, memory_items: str | Sequence[str],

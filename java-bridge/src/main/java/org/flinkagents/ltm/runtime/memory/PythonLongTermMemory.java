@@ -32,6 +32,8 @@ import pemja.core.PythonException;
  *       every bit of scope from the set, refuse a {@code null} or empty key before anything is marshalled, and forward
  *       all four fields of the set, which Python rebuilds with {@code
  *       flink_agents_ltm.bridge.to_python_memory_set}. They run on any thread.
+ *   <li>{@link #endAction} ends an action (one attempt of a step): its observations if it
+ *       completed and the items it stored ({@link ActionMemoryOutcome}).
  * </ul>
  *
  * <p>Python failures surface as Java exceptions carrying the Python message: {@link
@@ -227,20 +229,22 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
 
     // ------------------------------------------------------------------ observations
 
-    /** The observations an action made, once it completed; forgets them. */
+    /**
+     * The action (one attempt of a step) with this observation id ended: its observations if it
+     * {@code completed} (none otherwise) and how many items it stored either way. Python forgets
+     * the action, so a next attempt under the same id mints the same item ids. Call it on the
+     * mailbox thread once the action's own code and the durable calls it awaited are done.
+     */
     @SuppressWarnings("unchecked")
-    public List<Map<String, Object>> drainObservations(String observationId) {
-        Object answer = forward("drain_observations", observationId);
+    public ActionMemoryOutcome endAction(String observationId, boolean completed) {
+        Map<String, Object> answer =
+                (Map<String, Object>) forward("end_action", observationId, completed);
         List<Map<String, Object>> observations = new ArrayList<>();
-        for (Object o : (List<Object>) answer) {
+        for (Object o : (List<Object>) answer.get("observations")) {
             observations.add((Map<String, Object>) o);
         }
-        return observations;
-    }
-
-    /** Forgets a failed action's observations (its Mem0 writes stay). */
-    public void discardObservations(String observationId) {
-        forward("discard_observations", observationId);
+        return new ActionMemoryOutcome(
+                observations, ((Number) answer.get("items_added")).intValue());
     }
 
     /** One round trip through Pemja that does nothing in Python (for measuring the bridge). */

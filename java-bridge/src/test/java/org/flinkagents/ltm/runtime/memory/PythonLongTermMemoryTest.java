@@ -114,10 +114,10 @@ class PythonLongTermMemoryTest {
         assertEquals(List.of(), valuesOf(bob, name));
 
         // Observations follow the set: all four operations under alice's observation id and key.
-        List<Map<String, Object>> observed = ltm.drainObservations("obs-alice");
+        List<Map<String, Object>> observed = ltm.endAction("obs-alice", true).observations();
         assertEquals(List.of("add", "search", "get", "delete"), opsOf(observed));
         assertTrue(observed.stream().allMatch(o -> alice.equals(o.get("key"))), observed.toString());
-        assertEquals(List.of(), ltm.drainObservations("obs-bob"));
+        assertEquals(List.of(), ltm.endAction("obs-bob", true).observations());
 
         // Suppression follows the set too, in both directions.
         ltm.switchContext(alice, "obs-quiet", true);
@@ -128,10 +128,45 @@ class PythonLongTermMemoryTest {
         allFour(quiet);
         ltm.switchContext(alice, "obs-other", true);
         allFour(loud);
-        assertEquals(List.of(), ltm.drainObservations("obs-quiet"));
+        assertEquals(List.of(), ltm.endAction("obs-quiet", true).observations());
         assertEquals(List.of("add", "get", "search", "delete"),
-                opsOf(ltm.drainObservations("obs-loud")));
-        assertEquals(List.of(), ltm.drainObservations("obs-other"));
+                opsOf(ltm.endAction("obs-loud", true).observations()));
+        assertEquals(List.of(), ltm.endAction("obs-other", true).observations());
+    }
+
+    @Test
+    void testEndingAnActionHandsOverItsObservationsOnlyIfItCompletedAndCountsItsItemsEitherWay()
+            throws Exception {
+        String name = TestLtm.unique("notes");
+        String key = TestLtm.unique("key");
+        ltm.switchContext(key, "obs-done", false);
+        MemorySet done = ltm.getMemorySet(name);
+        ltm.switchContext(key, "obs-failed", false);
+        MemorySet failed = ltm.getMemorySet(name);
+        ltm.switchContext(key, "obs-reader", false);
+        MemorySet reader = ltm.getMemorySet(name);
+
+        List<String> ids = done.add(List.of("green tea", "black coffee"));
+        done.search("tea", 1);
+        List<String> failedIds = worker.submit(() -> failed.add("oolong")).get();
+        reader.search("tea", 1);
+
+        ActionMemoryOutcome completed = ltm.endAction("obs-done", true);
+        assertEquals(List.of("add", "search"), opsOf(completed.observations()));
+        assertEquals(ids, completed.observations().get(0).get("ids"));
+        assertEquals(key, completed.observations().get(0).get("key"));
+        assertEquals(2, completed.itemsAdded());
+        assertEquals(new ActionMemoryOutcome(List.of(), 1), ltm.endAction("obs-failed", false),
+                "a failed action's observations are dropped, its stored items still counted");
+        ActionMemoryOutcome read = ltm.endAction("obs-reader", true);
+        assertEquals(List.of("search"), opsOf(read.observations()));
+        assertEquals(0, read.itemsAdded(), "a search stores nothing");
+        assertEquals(new ActionMemoryOutcome(List.of(), 0), ltm.endAction("obs-done", true),
+                "an ended action is forgotten");
+
+        // Ending forgot the failed attempt's ids: its next attempt rewrites the same row.
+        assertEquals(failedIds, worker.submit(() -> failed.add("oolong")).get());
+        assertEquals(List.of("black coffee", "green tea", "oolong"), valuesOf(key, name));
     }
 
     private static void allFour(MemorySet set) {
@@ -217,7 +252,7 @@ class PythonLongTermMemoryTest {
                 assertThrows(EmptyPartitionKeyException.class, () -> ltm.deleteMemorySet(name));
         assertEquals(LongTermMemoryMessages.emptyKey("delete_memory_set", name), delete.getMessage());
         assertNull(delete.getCause(), "delete_memory_set reached Python");
-        assertEquals(List.of(), ltm.drainObservations("obs-empty"));
+        assertEquals(List.of(), ltm.endAction("obs-empty", true).observations());
     }
 
     @Test
@@ -280,7 +315,7 @@ class PythonLongTermMemoryTest {
                 assertThrows(IllegalArgumentException.class, () -> set.update(id, " "));
         assertTrue(empty.getMessage().contains("update() got an empty value"), empty.getMessage());
         assertEquals(List.of("add", "update", "get", "search", "update", "get"),
-                opsOf(ltm.drainObservations("obs-update")));
+                opsOf(ltm.endAction("obs-update", true).observations()));
     }
 
     @Test
@@ -323,7 +358,7 @@ class PythonLongTermMemoryTest {
         assertEquals(List.of("grass is green"), valuesOf(key, name));
         assertEquals(List.of(), valuesOf(other, name));
         assertEquals(List.of("add", "get", "get", "search", "delete"),
-                opsOf(ltm.drainObservations("obs-worker")));
+                opsOf(ltm.endAction("obs-worker", true).observations()));
     }
 
     @Test
