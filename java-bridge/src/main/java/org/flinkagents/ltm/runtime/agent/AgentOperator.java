@@ -80,7 +80,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>State of a finished key.</b> When a key's work ends its pending inputs, run record, busy
  * marker and poll timer are removed; its input counter too, unless an action stored a
- * long-term-memory item (the counter is part of every replay-stable id). An input whose run
+ * used long-term memory (the counter is part of every replay-stable id). An input whose run
  * ends in the callback that received it writes no engine state at all.
  */
 public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
@@ -418,19 +418,16 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
     /**
      * Ends the attempt's action in Python's long-term memory, which also resets its
      * replay-stable id counters, so the next attempt mints the same ids. A key whose actions
-     * stored an item keeps its input counter (part of every id) for good; the count includes
-     * what an awaited durable call stored, since the attempt after the call's result is
-     * recorded runs in the same callback, before any checkpoint. Java actions emit no memory
-     * events, so every attempt ends as not completed: Python drops its observations instead of
-     * sending them over.
+     * used long-term memory keeps its input counter (part of every id) for good. Java actions
+     * emit no memory events, so every attempt ends as not completed: Python drops its
+     * observations instead of sending them over.
      */
     private void endObservation(StepContext ctx, Run<IN> run) {
         if (ltm == null || !ctx.usedLongTermMemory) {
             return;
         }
-        if (ltm.endAction(ctx.observationId, false).itemsAdded() > 0) {
-            run.record.keepsCounter = true;
-        }
+        run.record.keepsCounter = true;
+        ltm.endAction(ctx.observationId, false);
     }
 
     @SuppressWarnings("unchecked")

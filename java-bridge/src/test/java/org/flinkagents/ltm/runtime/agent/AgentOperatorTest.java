@@ -22,10 +22,7 @@ import org.flinkagents.ltm.api.Event;
 import org.flinkagents.ltm.api.InputEvent;
 import org.flinkagents.ltm.api.MemoryObject;
 import org.flinkagents.ltm.api.OutputEvent;
-import org.flinkagents.ltm.api.PythonSettings;
 import org.flinkagents.ltm.api.RunnerContext;
-import org.flinkagents.ltm.api.memory.MemorySet;
-import org.flinkagents.ltm.runtime.memory.TestLtm;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -70,30 +67,6 @@ class AgentOperatorTest {
             }));
             ctx.sendEvent(new OutputEvent(ctx.getKey() + "|" + now + "|" + loud + "|"
                     + ctx.getSensoryMemory().get("seen-by")));
-        }
-    }
-
-    /** The writer's inputs are stored by a durable call; the reader only searches. */
-    public static class WriterAndReader extends Agent {
-        private static final long serialVersionUID = 1L;
-
-        @Action(listenEvents = {InputEvent.class})
-        public void note(Event event, RunnerContext ctx) throws Exception {
-            @SuppressWarnings("unchecked")
-            Tuple2<String, String> input = (Tuple2<String, String>) ((InputEvent) event).getInput();
-            MemorySet notes = ctx.getLongTermMemory().getMemorySet("notes");
-            int found;
-            if (input.f0.equals("writer")) {
-                // The call stores after the parked attempt ended: only the attempt that gets
-                // its result back can count the items.
-                found = ctx.durableExecuteAsync(DurableCallable.of("store", () -> {
-                    Thread.sleep(100);
-                    return notes.add(input.f1).size();
-                }));
-            } else {
-                found = notes.search(input.f1, 5).size();
-            }
-            ctx.sendEvent(new OutputEvent(input.f0 + "|" + found));
         }
     }
 
@@ -142,38 +115,5 @@ class AgentOperatorTest {
             assertTrue(left.isEmpty() && left.keysPerState.get(AgentOperator.NEXT_SEQ) == 0
                     && left.processingTimers == 0, "engine state left: " + left);
         }
-    }
-
-    @Test
-    void testOnlyAKeyWhoseActionsStoredLongTermMemoryItemsKeepsItsInputCounter() throws Exception {
-        FootprintProbe.reset();
-        List<Tuple2<String, String>> inputs = new ArrayList<>();
-        for (int n = 0; n < 3; n++) {
-            inputs.add(Tuple2.of("writer", "note " + n));
-            inputs.add(Tuple2.of("reader", "note " + n));
-        }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-        env.setParallelism(1);
-        KeyedStream<Tuple2<String, String>, String> keyed = env.fromData(inputs).keyBy(t -> t.f0);
-        AgentSettings settings = new AgentSettings(PythonSettings.fromEnvironment(),
-                TestLtm.unique("counters"), TestLtm.config(), 4, 10);
-        List<String> lines = new ArrayList<>();
-        try (CloseableIterator<Object> out = keyed.transform("agent", Types.GENERIC(Object.class),
-                new FootprintProbe<String, Tuple2<String, String>, Object>(
-                        AgentPlan.of(new WriterAndReader()), settings,
-                        keyed.getType().createSerializer(
-                                keyed.getExecutionConfig().getSerializerConfig())))
-                .executeAndCollect()) {
-            out.forEachRemaining(o -> lines.add((String) o));
-        }
-
-        lines.sort(null);
-        assertEquals(List.of("reader|0", "reader|0", "reader|0", "writer|1", "writer|1",
-                "writer|1"), lines, "the writer stored each input, the reader's keys hold none");
-        AgentOperator.Footprint left = FootprintProbe.AT_FINISH.get(0);
-        assertTrue(left.isEmpty(), "engine state left: " + left);
-        assertEquals(1L, left.keysPerState.get(AgentOperator.NEXT_SEQ),
-                "the writer keeps its input counter (its items' ids contain it); the reader, "
-                        + "which only searched, does not: " + left);
     }
 }
