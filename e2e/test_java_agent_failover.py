@@ -10,7 +10,6 @@ import json
 import shutil
 import signal
 import subprocess
-import uuid
 from collections import Counter, defaultdict
 from contextlib import ExitStack
 

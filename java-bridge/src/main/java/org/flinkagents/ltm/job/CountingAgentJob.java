@@ -32,7 +32,7 @@ import org.flinkagents.ltm.api.memory.MemorySetItem;
  * inputs in short-term memory and, in one durable call, reads the key's long-term memory set
  * (any item not of its key is a cross-key read, reported) and adds {@code "<key> event <n>"}.
  * With {@code --sleep-ms} the durable call also sleeps that long (the bench's slow call).
- * Prints one {@code RESULT {"n","key","count","id","foreign"}} line per output as the results
+ * Prints one {@code RESULT {"n","key","count","id","start","end","foreign"}} line per output as the results
  * arrive (exactly once per input: checkpoints every second), then {@code DONE}. Takes
  * MemoryAgentJob's --python, --pythonpath, --vector-store-file, --base-dir, --memory-job-id,
  * --parallelism and --workers.
@@ -161,19 +161,27 @@ public final class CountingAgentJob {
             fields.put("key", key);
             fields.put("count", count);
             fields.put("id", result.get(0));
-            fields.put("foreign", result.subList(1, result.size()));
+            fields.put("start", Long.parseLong(result.get(1)));
+            fields.put("end", Long.parseLong(result.get(2)));
+            fields.put("foreign", result.subList(3, result.size()));
             ctx.sendEvent(new OutputEvent(new ObjectMapper().writeValueAsString(fields)));
         }
 
-        /** [the new item's id, the texts read that are not of this key...]. */
+        /**
+         * [the new item's id, the call's start and end (epoch ms), the texts read that are not
+         * of this key...].
+         */
         static ArrayList<String> remember(MemorySet set, String key, long n, long sleepMs)
                 throws InterruptedException {
+            ArrayList<String> out = new ArrayList<>();
+            out.add("");
+            out.add(Long.toString(System.currentTimeMillis()));
+            out.add("");
             if (sleepMs > 0) {
                 Thread.sleep(sleepMs);
             }
-            ArrayList<String> out = new ArrayList<>();
-            out.add("");
             if (set == null) {
+                out.set(2, Long.toString(System.currentTimeMillis()));
                 return out;
             }
             for (MemorySetItem item : set.get()) {
@@ -183,6 +191,7 @@ public final class CountingAgentJob {
             }
             List<String> ids = set.add(key + " event " + n);
             out.set(0, ids.isEmpty() ? "" : ids.get(0));
+            out.set(2, Long.toString(System.currentTimeMillis()));
             return out;
         }
     }
