@@ -57,12 +57,12 @@ def java_failover(cluster, request):
     with ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, scratch, ignore_errors=True)  # after the job stopped
         cleanup.enter_context(cluster.cancelling_new_jobs())  # cancels the job, pass or fail
-        client = cluster.popen(cluster.command(*java_job_args(scratch, store, job_id, 200)),
+        client = cluster.popen(cluster.command(*java_job_args(scratch, store, job_id, 50)),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         output = ClientOutput(client)
         victim = None
         try:
-            assert output.wait_for_results(200, timeout=300), (
+            assert output.wait_for_results(100, timeout=300), (
                 "the job ended (or stalled) before the TaskManager could be killed: "
                 + cluster.summary(*output.finish(timeout=60), client.returncode))
             victim = a_taskmanager_running_the_agent(cluster)
