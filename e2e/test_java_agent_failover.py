@@ -10,8 +10,11 @@ import json
 import shutil
 import signal
 import subprocess
+import sys
+import time
 from collections import Counter, defaultdict
 from contextlib import ExitStack
+from dataclasses import dataclass
 
 import pytest
 
@@ -29,16 +32,19 @@ from e2e.test_standalone_cluster import SITE_PACKAGES, java_job_jar
 from tests.pgvector.server import ROOT, rows_in_postgres, run_script, scratch_dir
 
 EVENTS = 1024
+RATE = 50  # events/s: the input lasts ~20 s, so the kill lands mid-run
+KILL_AFTER = EVENTS // 4  # results printed (they come with the checkpoints) before the kill
 JOB_CLASS = "org.flinkagents.ltm.job.CountingAgentJob"
+OPERATOR = "agent "  # the Java agent's operator: "agent <its class's name>"
 
 pytestmark = pytest.mark.cluster
 
 
 def java_job_args(scratch, store, job_id, rate):
     args = ["-c", JOB_CLASS, str(java_job_jar()),
-            "--python", str(ROOT / ".venv" / "bin" / "python"),
-            "--pythonpath", f"{SITE_PACKAGES}:{ROOT}",
+            "--python", sys.executable, "--pythonpath", f"{SITE_PACKAGES}:{ROOT}",
             "--events", str(EVENTS), "--keys", str(KEYS), "--rate", str(rate),
+            "--calls-log", str(scratch / "calls.log"),
             "--parallelism", "2", "--memory-job-id", job_id, "--base-dir", str(scratch)]
     if store is not None:
         store_file = scratch / f"{job_id}-store.json"  # the password stays off command lines
@@ -48,29 +54,55 @@ def java_job_args(scratch, store, job_id, rate):
     return args
 
 
+@dataclass
+class JavaFailover:
+    results: list
+    rows: dict
+    starts: list  # every call start of the calls log: (key, n, pid, epoch s)
+    victim_pid: int  # the killed TaskManager's JVM (the Java agent's calls run in it)
+    killed_at: float
+    results_at_kill: int
+    seconds: float  # from submission to the client's exit
+
+
+def starts_of(log):
+    """``[(key, n, pid, epoch s)]``, one per durable call start (lines ``key n pid ms``)."""
+    if not log.exists():
+        return []
+    return [(key, int(n), int(pid), int(ms) / 1000) for key, n, pid, ms in
+            (line.split() for line in log.read_text().splitlines())]
+
+
 @pytest.fixture(scope="module", params=["pgvector", "embedded"])
 def java_failover(cluster, request):
     store_kind = request.param
     job_id = f"java-failover-{store_kind}"
     store = store_of(cluster, job_id.replace("-", "_")) if store_kind == "pgvector" else None
     scratch = scratch_dir("test-e2e-java-failover-")
+    # a module fixture, set up before the test's own cancelling: it cancels its job itself
     with ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, scratch, ignore_errors=True)  # after the job stopped
         cleanup.enter_context(cluster.cancelling_new_jobs())  # cancels the job, pass or fail
-        client = cluster.popen(cluster.command(*java_job_args(scratch, store, job_id, 50)),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        args = java_job_args(scratch, store, job_id, RATE)
+        started = time.monotonic()
+        client = cluster.popen(cluster.command(*args), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
         output = ClientOutput(client)
         victim = None
         try:
-            assert output.wait_for_results(100, timeout=300), (
+            assert output.wait_for_results(KILL_AFTER, timeout=300), (
                 "the job ended (or stalled) before the TaskManager could be killed: "
                 + cluster.summary(*output.finish(timeout=60), client.returncode))
-            victim = a_taskmanager_running_the_agent(cluster)
+            victim = a_taskmanager_running_the_agent(cluster, OPERATOR)
+            results_at_kill = output.results()
             run_script("flink-cluster", "kill-taskmanager", "--dir", str(cluster.folder),
                        str(victim["id"]))
+            killed_at = time.time()
             out, err = output.finish(timeout=600)
+            seconds = time.monotonic() - started
             rows = (rows_in_postgres(store) if store is not None
                     else rows_in_embedded_store(scratch, job_id))
+            starts = starts_of(scratch / "calls.log")
         finally:
             if client.poll() is None:
                 client.send_signal(signal.SIGTERM)
@@ -79,20 +111,34 @@ def java_failover(cluster, request):
                 run_script("flink-cluster", "restart-taskmanager", "--dir", str(cluster.folder),
                            str(victim["id"]), timeout=240)
     assert client.returncode == 0, cluster.summary(out, err, client.returncode)
-    return results_of(out), rows
+    return JavaFailover(results_of(out), rows, starts, victim["pid"], killed_at,
+                        results_at_kill, seconds)
+
+
+def test_the_kill_landed_mid_run_and_the_survivor_ran_the_rest(java_failover):
+    """The premise of the checks below: the killed TaskManager had run calls of the agent,
+    and calls ran on the other one after the kill, so the job recovered mid-input."""
+    f = java_failover
+    by_victim = [n for _, n, pid, _ in f.starts if pid == f.victim_pid]
+    after = [n for _, n, pid, at in f.starts if pid != f.victim_pid and at > f.killed_at]
+    assert by_victim and after, (f"{len(by_victim)} call(s) ran on the killed TaskManager, "
+                                 f"{len(after)} on the other after the kill")
+    runs = Counter(n for _, n, _, _ in f.starts)
+    again = sorted(n for n, times in runs.items() if times > 1)
+    print(f"\n{len(f.results)} outputs in {f.seconds:.1f} s; killed after {f.results_at_kill} "
+          f"results; {len(after)} call(s) ran after the kill, {len(again)} input(s) had their "
+          f"call run again: {again[:20]}")
 
 
 def test_after_a_taskmanager_kill_each_input_of_the_java_agent_has_exactly_one_output(
         java_failover):
-    results, _ = java_failover
-    check_exactly_one_output_per_input_and_exact_counters(results, EVENTS)
+    check_exactly_one_output_per_input_and_exact_counters(java_failover.results, EVENTS)
 
 
 def test_after_a_taskmanager_kill_each_key_of_the_java_agent_counted_each_input_once(
         java_failover):
-    results, _ = java_failover
     counts = defaultdict(list)
-    for r in results:
+    for r in java_failover.results:
         counts[r["key"]].append(r["count"])
     inputs_of = Counter(f"k{n % KEYS}" for n in range(EVENTS))
     wrong = {key: sorted(seen) for key, seen in counts.items()
@@ -105,12 +151,11 @@ def test_after_a_taskmanager_kill_each_key_of_the_java_agent_counted_each_input_
 
 def test_after_a_taskmanager_kill_the_java_agent_stored_each_input_exactly_once(
         java_failover):
-    results, rows = java_failover
-    check_one_row_per_input(rows, results, EVENTS)
+    check_one_row_per_input(java_failover.rows, java_failover.results, EVENTS)
 
 
 def test_no_java_action_read_another_keys_memory(java_failover):
-    results, _ = java_failover
-    foreign = [(r["n"], r["key"], r["foreign"][:3]) for r in results if r["foreign"]]
+    foreign = [(r["n"], r["key"], r["foreign"][:3]) for r in java_failover.results
+               if r["foreign"]]
     assert not foreign, (f"{len(foreign)} input(s) read another key's memory (n, key, "
                          f"texts): {foreign[:12]}")

@@ -1,5 +1,11 @@
 package org.flinkagents.ltm.job;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,7 +37,10 @@ import org.flinkagents.ltm.api.memory.MemorySetItem;
  * {@code --rate} events per second) keyed {@code k<n % keys>}; the agent counts each key's
  * inputs in short-term memory and, in one durable call, reads the key's long-term memory set
  * (any item not of its key is a cross-key read, reported) and adds {@code "<key> event <n>"}.
- * With {@code --sleep-ms} the durable call also sleeps that long (the bench's slow call).
+ * With {@code --sleep-ms} the durable call also sleeps that long (the bench's slow call); with
+ * {@code --calls-log FILE} each call appends a line as it starts (the e2e counts the calls run
+ * again after a TaskManager kill). Checkpoints every {@code --checkpoint-ms} (1000); a failure
+ * restarts the job up to 15 times, 2 s apart.
  * Prints one {@code RESULT {"n","key","count","id","start","end","foreign"}} line per output as the results
  * arrive (exactly once per input: checkpoints every second), then {@code DONE}. Takes
  * MemoryAgentJob's --python, --pythonpath, --vector-store-file, --base-dir, --memory-job-id,
@@ -50,6 +59,7 @@ public final class CountingAgentJob {
         long sleepMs = 0;
         long checkpointMs = 1000;
         boolean readMemory = true;
+        String callsLog = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--events": events = Integer.parseInt(args[++i]); break;
@@ -58,6 +68,7 @@ public final class CountingAgentJob {
                 case "--sleep-ms": sleepMs = Long.parseLong(args[++i]); break;
                 case "--checkpoint-ms": checkpointMs = Long.parseLong(args[++i]); break;
                 case "--no-memory": readMemory = false; break;
+                case "--calls-log": callsLog = args[++i]; break;
                 default: rest.add(args[i]);
             }
         }
@@ -65,7 +76,10 @@ public final class CountingAgentJob {
                 MemoryAgentJob.Arguments.parse(rest.toArray(new String[0]));
         Configuration config = new Configuration();
         config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 3);
+        // A TaskManager killed mid-run: the job restarts on the survivor (its slots free again
+        // a moment later), from the last checkpoint.
+        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 15);
+        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(2));
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
         if (checkpointMs > 0) {
             env.enableCheckpointing(checkpointMs);
@@ -86,7 +100,7 @@ public final class CountingAgentJob {
                         arguments.memoryConfig())
                 .withWorkers(Integer.parseInt(arguments.getOrDefault("workers", "4")))
                 .fromDataStream(inputs, new ByKey())
-                .apply(new CountingAgent(sleepMs, readMemory))
+                .apply(new CountingAgent(sleepMs, readMemory, callsLog))
                 .toDataStream(Types.STRING)
                 .executeAndCollect("java-counting-agent")) {
             while (lines.hasNext()) {
@@ -133,14 +147,16 @@ public final class CountingAgentJob {
         private static final long serialVersionUID = 1L;
         private final long sleepMs;
         private final boolean useMemory;
+        private final String callsLog;
 
-        public CountingAgent(long sleepMs, boolean useMemory) {
+        public CountingAgent(long sleepMs, boolean useMemory, String callsLog) {
             this.sleepMs = sleepMs;
             this.useMemory = useMemory;
+            this.callsLog = callsLog;
         }
 
         public CountingAgent() {
-            this(0, true);
+            this(0, true, null);
         }
 
         @Action(listenEvents = {InputEvent.class})
@@ -154,8 +170,12 @@ public final class CountingAgentJob {
             ctx.getShortTermMemory().set("count", count);
             MemorySet set = useMemory ? ctx.getLongTermMemory().getMemorySet(MEMORY_SET) : null;
             long sleep = sleepMs;
+            String log = callsLog;
             ArrayList<String> result = ctx.durableExecuteAsync(DurableCallable.of(
-                    "remember", () -> remember(set, key, n, sleep)));
+                    "remember", () -> {
+                        logStart(log, key, n);
+                        return remember(set, key, n, sleep);
+                    }));
             Map<String, Object> fields = new LinkedHashMap<>();
             fields.put("n", n);
             fields.put("key", key);
@@ -165,6 +185,21 @@ public final class CountingAgentJob {
             fields.put("end", Long.parseLong(result.get(2)));
             fields.put("foreign", result.subList(3, result.size()));
             ctx.sendEvent(new OutputEvent(new ObjectMapper().writeValueAsString(fields)));
+        }
+
+        /**
+         * Appends {@code "<key> <n> <pid> <epoch ms>"} to {@code log} (when given) as a call
+         * starts: a call run again after a failure shows as a second line of its input. One
+         * short append per line, so the lines of both TaskManagers' calls do not interleave.
+         */
+        static void logStart(String log, String key, long n) throws IOException {
+            if (log == null) {
+                return;
+            }
+            String line = key + " " + n + " " + ProcessHandle.current().pid() + " "
+                    + System.currentTimeMillis() + "\n";
+            Files.write(Paths.get(log), line.getBytes(StandardCharsets.UTF_8),
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
         }
 
         /**
