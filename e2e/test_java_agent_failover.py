@@ -33,7 +33,7 @@ from tests.pgvector.server import ROOT, rows_in_postgres, run_script, scratch_di
 
 EVENTS = 1024
 RATE = 50  # events/s: the input lasts ~20 s, so the kill lands mid-run
-KILL_AFTER = EVENTS // 4  # results printed (they come with the checkpoints) before the kill
+KILL_AFTER = EVENTS // 4  # durable calls started before the kill
 JOB_CLASS = "org.flinkagents.ltm.job.CountingAgentJob"
 OPERATOR = "agent "  # the Java agent's operator: "agent <its class's name>"
 
@@ -61,7 +61,8 @@ class JavaFailover:
     starts: list  # every call start of the calls log: (key, n, pid, epoch s)
     victim_pid: int  # the killed TaskManager's JVM (the Java agent's calls run in it)
     killed_at: float
-    results_at_kill: int
+    calls_at_kill: int  # durable calls started when the TaskManager was killed
+    results_at_kill: int  # results the client had printed then
     seconds: float  # from submission to the client's exit
 
 
@@ -71,6 +72,19 @@ def starts_of(log):
         return []
     return [(key, int(n), int(pid), int(ms) / 1000) for key, n, pid, ms in
             (line.split() for line in log.read_text().splitlines())]
+
+
+def wait_for_calls(log, count, client, timeout):
+    """How many calls had started (lines of the calls log) once ``count`` had, the client
+    exited or ``timeout`` s passed. The job's progress as it happens: the client prints
+    results only as checkpoints complete, and a loaded machine once printed the 256th result
+    after the job had finished."""
+    deadline = time.monotonic() + timeout
+    while True:
+        calls = log.read_text().count("\n") if log.exists() else 0
+        if calls >= count or client.poll() is not None or time.monotonic() > deadline:
+            return calls
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module", params=["pgvector", "embedded"])
@@ -90,10 +104,12 @@ def java_failover(cluster, request):
         output = ClientOutput(client)
         victim = None
         try:
-            assert output.wait_for_results(KILL_AFTER, timeout=300), (
-                "the job ended (or stalled) before the TaskManager could be killed: "
-                + cluster.summary(*output.finish(timeout=60), client.returncode))
+            calls = wait_for_calls(scratch / "calls.log", KILL_AFTER, client, timeout=300)
+            assert calls >= KILL_AFTER, (
+                f"the job ended (or stalled) after {calls} calls, before the TaskManager could "
+                "be killed: " + cluster.summary(*output.finish(timeout=60), client.returncode))
             victim = a_taskmanager_running_the_agent(cluster, OPERATOR)
+            calls_at_kill = (scratch / "calls.log").read_text().count("\n")
             results_at_kill = output.results()
             run_script("flink-cluster", "kill-taskmanager", "--dir", str(cluster.folder),
                        str(victim["id"]))
@@ -112,7 +128,7 @@ def java_failover(cluster, request):
                            str(victim["id"]), timeout=240)
     assert client.returncode == 0, cluster.summary(out, err, client.returncode)
     return JavaFailover(results_of(out), rows, starts, victim["pid"], killed_at,
-                        results_at_kill, seconds)
+                        calls_at_kill, results_at_kill, seconds)
 
 
 def test_the_kill_landed_mid_run_and_the_survivor_ran_the_rest(java_failover):
@@ -125,9 +141,9 @@ def test_the_kill_landed_mid_run_and_the_survivor_ran_the_rest(java_failover):
                                  f"{len(after)} on the other after the kill")
     runs = Counter(n for _, n, _, _ in f.starts)
     again = sorted(n for n, times in runs.items() if times > 1)
-    print(f"\n{len(f.results)} outputs in {f.seconds:.1f} s; killed after {f.results_at_kill} "
-          f"results; {len(after)} call(s) ran after the kill, {len(again)} input(s) had their "
-          f"call run again: {again[:20]}")
+    print(f"\n{len(f.results)} outputs in {f.seconds:.1f} s; killed after {f.calls_at_kill} "
+          f"calls had started ({f.results_at_kill} results printed); {len(after)} call(s) ran "
+          f"after the kill, {len(again)} input(s) had their call run again: {again[:20]}")
 
 
 def test_after_a_taskmanager_kill_each_input_of_the_java_agent_has_exactly_one_output(
