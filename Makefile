@@ -83,6 +83,7 @@ bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients a
 	$(PY) -m bench.vector_store_overhead --store faiss --queries 10
 	$(PY) -m bench.batched_add
 	$(PY) -m bench.java_bridge_overhead
+	$(PY) -m bench.java_agent_throughput
 	$(PY) -m bench.durable_async_throughput
 	$(PY) -m bench.model_clients
 	$(PY) -m bench.scoped_search

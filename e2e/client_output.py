@@ -45,6 +45,11 @@ class ClientOutput:
             self._changed.wait_for(lambda: self._results >= count or self._ended, timeout)
             return self._results >= count
 
+    def results(self) -> int:
+        """How many ``RESULT`` lines were printed so far."""
+        with self._changed:
+            return self._results
+
     def finish(self, timeout: float) -> tuple[str, str]:
         """Wait for the client to exit; its whole stdout and stderr (empty when stderr
         went to stdout)."""

@@ -175,17 +175,21 @@ def rest(cluster, path):
         return json.load(response)
 
 
-def a_taskmanager_running_the_agent(cluster):
-    """A TaskManager that runs a subtask of the agent operator (found through the REST API)."""
+def a_taskmanager_running_the_agent(cluster, operator="KEYED PROCESS"):
+    """A TaskManager that runs a subtask of the agent operator, the job vertex whose name
+    starts with ``operator`` (found through the REST API)."""
     jobs = rest(cluster, "/jobs")["jobs"]
     running = [j["id"] for j in jobs if j["status"] == "RUNNING"]
     assert len(running) == 1, f"expected one running job to kill a TaskManager of: {jobs}"
     [job] = running
     hosts = set()
-    for vertex in rest(cluster, f"/jobs/{job}")["vertices"]:
-        if vertex["name"].startswith("KEYED PROCESS"):
+    vertices = rest(cluster, f"/jobs/{job}")["vertices"]
+    for vertex in vertices:
+        if vertex["name"].startswith(operator):
             for subtask in rest(cluster, f"/jobs/{job}/vertices/{vertex['id']}")["subtasks"]:
                 hosts.add(subtask["taskmanager-id"])
+    assert hosts, (f"no subtask of a vertex named {operator!r}...; the job's vertices: "
+                   f"{[vertex['name'] for vertex in vertices]}")
     return next(tm for tm in status(cluster)["taskmanagers"] if tm["resource_id"] in hosts)
 
 

@@ -45,6 +45,8 @@ BENCHES: dict[str, tuple[list[str], str]] = {
     "batched_add": (["--rounds", "1", "--items", "3", "--embedder", "hashing",
                      "--pgvector-config", PGVECTOR, "--json", JSON], "single adds"),
     "java_bridge_overhead": (["--ops", "2"], "java ms"),
+    "java_agent_throughput": (["--keys", "2", "--events-per-key", "2", "--memory-events", "3",
+                               "--json", JSON], "java ev/s"),
     "model_clients": (["--calls", "3"], "1 thread ms/call"),
     "scoped_search": (["--sizes", "200", "400", "--queries", "2", "--qdrant-queries", "1",
                        "--pgvector-config", PGVECTOR, "--json", JSON], "pgvector now"),
@@ -66,7 +68,7 @@ def test_every_bench_module_has_a_smoke_run():
 
 
 def _skip_reason(bench: str) -> str | None:
-    if bench == "java_bridge_overhead" and not BRIDGE_CLASSES.is_dir():
+    if bench in ("java_bridge_overhead", "java_agent_throughput") and not BRIDGE_CLASSES.is_dir():
         return (f"{BRIDGE_CLASSES.relative_to(ROOT)} is missing: the Java bridge is not built "
                 "(make test-java, or `cd java-bridge && mvn -o compile`)")
     return None
@@ -145,7 +147,8 @@ def bench_runs(request, pgvector_session, tmp_path_factory):
 
 
 # The benches that run Flink jobs carry the suite's ``cluster`` mark (-m "not cluster" skips).
-FLINK_JOBS = {"recovery_time", "state_per_key", "durable_async_throughput"}
+FLINK_JOBS = {"recovery_time", "state_per_key", "durable_async_throughput",
+              "java_agent_throughput"}
 
 
 @pytest.mark.parametrize("bench", [
