@@ -60,7 +60,7 @@ public class JavaBridgeOverhead {
             ltm.ping();
             ping.add(System.nanoTime() - t);
         }
-        System.out.printf("%d operations per side and kind, embedded default (MiniLM + on-disk Qdrant)%n", ops);
+        System.out.printf("%d operations per side and kind, embedded default (MiniLM + the SQLite store)%n", ops);
         System.out.printf("%-8s %12s %12s %8s%n", "op", "java ms", "python ms", "ratio");
         report("add", javaAdd, pyAdd);
         report("search", javaSearch, pySearch);
