@@ -6,7 +6,6 @@ short-term counter counted each of its inputs once, the store holds exactly one 
 with its own text, and no action read another key's memory. Reuses the Python failover e2e's
 cluster fixtures, kill helpers and row checks (e2e/test_runtime_on_a_cluster.py)."""
 
-import json
 import shutil
 import signal
 import subprocess
@@ -27,6 +26,7 @@ from e2e.test_runtime_on_a_cluster import (
     results_of,
     rows_in_embedded_store,
     store_of,
+    vector_store_file_args,
 )
 from e2e.test_standalone_cluster import SITE_PACKAGES, java_job_jar
 from tests.pgvector.server import ROOT, rows_in_postgres, run_script, scratch_dir
@@ -46,12 +46,7 @@ def java_job_args(scratch, store, job_id, rate):
             "--events", str(EVENTS), "--keys", str(KEYS), "--rate", str(rate),
             "--calls-log", str(scratch / "calls.log"),
             "--parallelism", "2", "--memory-job-id", job_id, "--base-dir", str(scratch)]
-    if store is not None:
-        store_file = scratch / f"{job_id}-store.json"  # the password stays off command lines
-        store_file.touch(mode=0o600)
-        store_file.write_text(json.dumps(store))
-        args += ["--vector-store-file", str(store_file)]
-    return args
+    return args + vector_store_file_args(scratch, store, job_id)
 
 
 @dataclass

@@ -52,12 +52,18 @@ def job_args(scratch, store, job_id, mode, events, rate=400, late_keys=0, hold_m
             "--events", str(events), "--keys", str(KEYS), "--rate", str(rate),
             "--base-dir", str(scratch), "--late-keys", str(late_keys),
             "--late-hold-ms", str(hold_ms), "--action-state-store", action_state]
-    if store is not None:
-        store_file = scratch / f"{job_id}-store.json"  # the password stays off command lines
-        store_file.touch(mode=0o600)
-        store_file.write_text(json.dumps(store))
-        args += ["--vector-store-file", str(store_file)]
-    return args
+    return args + vector_store_file_args(scratch, store, job_id)
+
+
+def vector_store_file_args(scratch, store, job_id):
+    """``--vector-store-file F`` with ``store`` written to F (0600, so that its password
+    stays off command lines); none for the embedded store (``store`` ``None``)."""
+    if store is None:
+        return []
+    store_file = scratch / f"{job_id}-store.json"
+    store_file.touch(mode=0o600)
+    store_file.write_text(json.dumps(store))
+    return ["--vector-store-file", str(store_file)]
 
 
 def rows_in_embedded_store(base_dir, job_id):
