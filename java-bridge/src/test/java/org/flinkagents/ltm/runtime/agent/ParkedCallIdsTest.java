@@ -1,9 +1,10 @@
 package org.flinkagents.ltm.runtime.agent;
 
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -99,34 +100,36 @@ class ParkedCallIdsTest {
             out.forEachRemaining(o -> lines.add((String) o));
         }
 
-        assertEquals(1, CALL_IDS.size(), "the call ran once: " + CALL_IDS);
-        List<String> callIds = CALL_IDS.get(0);
-        assertEquals(2, callIds.size(), "two adds, one id each: " + callIds);
-        assertNotEquals(callIds.get(0), callIds.get(1),
-                "the call's second add got the id of its first: the attempt's end reset the "
-                        + "call's counter in flight");
-        assertEquals(List.of("ann|" + callIds), lines);
-        assertEquals(2, BODY_IDS.size(), "the body ran in the parked attempt and the last one");
-        assertEquals(BODY_IDS.get(0), BODY_IDS.get(1), "the body's add minted the same id twice");
-
+        List<String> rows = new ArrayList<>();
+        TreeSet<String> ids = new TreeSet<>();
         PythonLongTermMemory ltm = PythonLongTermMemory.open(TestLtm.runtime(), jobId,
                 memoryConfig, MailboxThreadChecker.ofCurrentThread());
         try {
             ltm.switchContext("ann", null, true);
-            List<String> rows = new ArrayList<>();
-            TreeSet<String> ids = new TreeSet<>();
             for (MemorySetItem item : ltm.getMemorySet("notes").get()) {
                 rows.add(item.getValue());
                 ids.add(item.getId());
             }
-            rows.sort(null);
-            assertEquals(List.of("ann note (body)", "ann note (first)", "ann note (second)"),
-                    rows, "one row per add, none lost, none doubled");
-            TreeSet<String> expected = new TreeSet<>(callIds);
-            expected.addAll(BODY_IDS.get(0));
-            assertEquals(expected, ids, "the rows carry the ids the adds returned");
         } finally {
             ltm.close();
         }
+        rows.sort(null);
+        List<String> callIds = CALL_IDS.isEmpty() ? List.of() : CALL_IDS.get(0);
+        List<String> bodyIds = BODY_IDS.isEmpty() ? List.of() : BODY_IDS.get(0);
+        TreeSet<String> added = new TreeSet<>(callIds);
+        added.addAll(bodyIds);
+        // All checked, so that a failure shows every consequence at once.
+        assertAll(
+                () -> assertEquals(1, CALL_IDS.size(), "the call ran once: " + CALL_IDS),
+                () -> assertEquals(2, new HashSet<>(callIds).size(), "the call's two adds got "
+                        + "one id: the attempt's end reset the call's counter in flight: "
+                        + callIds),
+                () -> assertEquals(List.of("ann|" + callIds), lines,
+                        "the last attempt got the call's recorded result"),
+                () -> assertEquals(List.of(bodyIds, bodyIds), BODY_IDS, "the body's add, in the "
+                        + "parked attempt and the last one, minted the same id"),
+                () -> assertEquals(List.of("ann note (body)", "ann note (first)",
+                        "ann note (second)"), rows, "one row per add, none lost, none doubled"),
+                () -> assertEquals(added, ids, "the rows carry the ids the adds returned"));
     }
 }
