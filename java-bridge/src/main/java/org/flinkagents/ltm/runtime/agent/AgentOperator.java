@@ -172,10 +172,6 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         pool = Executors.newFixedThreadPool(settings.workers(), threads);
     }
 
-    ExecutorService pool() {
-        return pool;
-    }
-
     ClassLoader userClassLoader() {
         return getRuntimeContext().getUserCodeClassLoader();
     }
@@ -376,9 +372,12 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
             if (cause == ParkSignal.INSTANCE && ctx.parked != null) {
-                run.parked = ctx.parked;
                 ctx.end();
+                // The attempt ends before its call starts: ending it resets the observation's
+                // id counters in Python, which must not happen between two adds of the call.
                 endObservation(ctx, run);
+                ctx.parked.start(pool);
+                run.parked = ctx.parked;
                 return false;
             }
             throw new AgentActionException("action '" + plan.agentName() + "." + action
@@ -417,7 +416,11 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
 
     /**
      * Ends the attempt's action in Python's long-term memory, which also resets its
-     * replay-stable id counters, so the next attempt mints the same ids. A key whose actions
+     * replay-stable id counters, so the next attempt mints the same ids. An attempt that parks
+     * ends before its durable call is submitted: a reset while the call runs would let the
+     * call's next add at its write position reuse an earlier add's id, overwriting its row.
+     * The call then mints from a clean count at its own write position, the same ids on every
+     * run of it. A key whose actions
      * used long-term memory keeps its input counter (part of every id) for good. Java actions
      * emit no memory events, so every attempt ends as not completed: Python drops its
      * observations instead of sending them over.

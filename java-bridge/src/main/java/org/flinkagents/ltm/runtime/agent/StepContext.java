@@ -10,6 +10,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import org.apache.flink.util.InstantiationUtil;
 import org.flinkagents.ltm.api.DurableCallable;
@@ -53,16 +54,27 @@ final class StepContext implements RunnerContext {
         this.where = where;
     }
 
-    /** A durable call on the pool that the step awaits. */
+    /**
+     * A durable call that the step awaits: prepared by the action, submitted to the pool by the
+     * operator ({@link #start}) only once the attempt has ended, so that the end of the attempt
+     * (which resets Python's replay-stable id counters of the observation) cannot fall between
+     * two adds of the running call.
+     */
     static final class InFlight {
         final int index;
         final String id;
-        final CompletableFuture<RunRecord.RecordedCall> future;
+        private final Supplier<RunRecord.RecordedCall> call;
+        /** Null until {@link #start}. */
+        CompletableFuture<RunRecord.RecordedCall> future;
 
-        InFlight(int index, String id, CompletableFuture<RunRecord.RecordedCall> future) {
+        InFlight(int index, String id, Supplier<RunRecord.RecordedCall> call) {
             this.index = index;
             this.id = id;
-            this.future = future;
+            this.call = call;
+        }
+
+        void start(ExecutorService pool) {
+            future = CompletableFuture.supplyAsync(call, pool);
         }
     }
 
@@ -201,11 +213,9 @@ final class StepContext implements RunnerContext {
             return answer(recorded);
         }
         int index = nextCall;
-        String id = callable.getId();
-        ExecutorService pool = operator.pool();
-        parked = new InFlight(index, id, CompletableFuture.supplyAsync(
-                () -> run(callable, index, qualified(), where), pool));
-        throw ParkSignal.INSTANCE;
+        String action = qualified();
+        parked = new InFlight(index, callable.getId(), () -> run(callable, index, action, where));
+        throw ParkSignal.INSTANCE; // the operator ends the attempt, then starts the call
     }
 
     /** Runs a call at its write position and records what it gave (any thread). */
