@@ -15,7 +15,10 @@ For one small key and each large key, over ``--queries`` random query vectors:
 - ``keyword``: Mem0's keyword statement that rides along with every search
   (``vector_store.keyword_search``);
 - ``R@5``: the share of the exact top 5 (the key's rows ranked by cosine distance,
-  without any vector index) that the search returned in its top 5.
+  without any vector index) that the search returned in its top 5;
+- ``exact``: the server time of that exact ranking (index scans off: the key's rows
+  through a bitmap scan of the scope index, then a sort), and ``ef200``: the statement's
+  server time and R@5 with ``hnsw.ef_search = 200`` (40 by default).
 
     python -m bench.pgvector_key_search [--rows 500000] [--keys 5000]
         [--large-keys 5000 10000 50000] [--pgvector-config FILE]
@@ -38,6 +41,8 @@ from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire
 
 DIMS = 384
 TOP_K = 60
+EXACT = "SET LOCAL enable_indexscan = off; "  # the key's rows (bitmap scan), ranked exactly
+EF_SEARCH = "SET LOCAL hnsw.ef_search = 200; "
 WORDS = 50  # row g's text holds the word 'wN', N = g % WORDS: a keyword query matches 2 %
 
 
@@ -89,9 +94,9 @@ class Table:
 
     def build_indexes(self) -> float:
         started = time.monotonic()
-        self.execute("SET maintenance_work_mem = '1GB'")
-        for (definition,) in self.indexes:
-            self.execute(definition)
+        for (definition,) in self.indexes:  # no statement timeout: HNSW takes minutes
+            self.execute("SET statement_timeout = 0; SET maintenance_work_mem = '1GB'; "
+                         + definition)
         self.execute(f'ANALYZE "{self.table}"')
         return time.monotonic() - started
 
@@ -103,16 +108,24 @@ class Table:
                 ORDER BY vector <=> %s::vector LIMIT %s""", (key, literal(vector), k))
             return [str(row[0]) for row in cur.fetchall()]
 
-    def server_ms(self, vector: list[float], key: str) -> tuple[float, str]:
-        """The search statement as Mem0 sends it, on a connection set up as the store's."""
-        plan = self.query(f"""EXPLAIN (ANALYZE, FORMAT JSON)
-            SELECT id, vector <=> %s::vector AS distance, payload FROM "{self.table}"
+    def statement(self) -> str:
+        return f"""SELECT id, vector <=> %s::vector AS distance, payload FROM "{self.table}"
             WHERE payload->>'user_id' = 'bench-job' AND payload->>'agent_id' = %s
-            AND payload->>'run_id' = 'notes' ORDER BY distance LIMIT %s""",
+            AND payload->>'run_id' = 'notes' ORDER BY distance LIMIT %s"""
+
+    def server_ms(self, vector: list[float], key: str, settings: str = ""
+                  ) -> tuple[float, str]:
+        """The search statement as Mem0 sends it, on a connection set up as the store's
+        (``settings``: ``SET LOCAL`` statements before it)."""
+        plan = self.query(f"{settings}EXPLAIN (ANALYZE, FORMAT JSON) {self.statement()}",
                           (literal(vector), key, TOP_K))[0][0][0]
         text = json.dumps(plan["Plan"])
         kind = "hnsw" if "hnsw_idx" in text else "scope" if "scope_idx" in text else "seq"
         return plan["Execution Time"], kind
+
+    def top(self, vector: list[float], key: str, settings: str) -> list[str]:
+        rows = self.query(settings + self.statement(), (literal(vector), key, TOP_K))
+        return [str(row[0]) for row in sorted(rows, key=lambda row: row[1])[:5]]
 
     def close(self) -> None:
         self.execute(f'DROP TABLE "{self.table}"')
@@ -122,6 +135,7 @@ class Table:
 def measure(table: Table, key: str, rows: int, queries: int, rng: np.random.Generator
             ) -> dict[str, Any]:
     server, search, mem0, keyword, recall, kinds = [], [], [], [], [], set()
+    exact_ms, ef_ms, ef_recall = [], [], []
     filters = scope(key)
     for n in range(queries + 1):
         vector = rng.standard_normal(DIMS).tolist()
@@ -142,6 +156,9 @@ def measure(table: Table, key: str, rows: int, queries: int, rng: np.random.Gene
         ranked = [str(h.id) for h in sorted(hits, key=lambda h: -(h.score or 0.0))][:5]
         exact = table.exact_top(vector, key, 5)
         recall.append(len(set(ranked) & set(exact)) / len(exact))
+        exact_ms.append(table.server_ms(vector, key, EXACT)[0])
+        ef_ms.append(table.server_ms(vector, key, EF_SEARCH)[0])
+        ef_recall.append(len(set(table.top(vector, key, EF_SEARCH)) & set(exact)) / len(exact))
         search.append(elapsed * 1000)
         mem0.append(mem0_elapsed * 1000)
         keyword.append(keyword_elapsed * 1000)
@@ -150,7 +167,9 @@ def measure(table: Table, key: str, rows: int, queries: int, rng: np.random.Gene
     return {"rows": rows, "server": statistics.median(server), "plan": "+".join(sorted(kinds)),
             "search": statistics.median(search), "mem0": statistics.median(mem0),
             "keyword": statistics.median(keyword),
-            "recall": statistics.mean(recall), "min recall": min(recall)}
+            "recall": statistics.mean(recall), "min recall": min(recall),
+            "exact": statistics.median(exact_ms), "ef": statistics.median(ef_ms),
+            "ef recall": statistics.mean(ef_recall)}
 
 
 def main() -> None:
@@ -199,11 +218,13 @@ def main() -> None:
           f"{len(args.large_keys)} large, top_k={TOP_K}, median ms over {args.queries} "
           f"queries, {time.monotonic() - began:.0f} s in all")
     print(f"{'key rows':>9}{'plan':>7}{'server ms':>11}{'search ms':>11}{'client extra':>14}"
-          f"{'mem0 ms':>9}{'keyword ms':>12}{'R@5':>7}{'min R@5':>9}")
+          f"{'mem0 ms':>9}{'keyword ms':>12}{'R@5':>7}{'min R@5':>9}{'exact ms':>10}"
+          f"{'ef200 ms':>10}{'ef200 R@5':>11}")
     for r in results:
         print(f"{r['rows']:>9}{r['plan']:>7}{r['server']:>11.2f}{r['search']:>11.2f}"
               f"{r['search'] - r['server']:>14.2f}{r['mem0']:>9.2f}{r['keyword']:>12.2f}"
-              f"{r['recall']:>7.3f}{r['min recall']:>9.2f}")
+              f"{r['recall']:>7.3f}{r['min recall']:>9.2f}{r['exact']:>10.2f}{r['ef']:>10.2f}"
+              f"{r['ef recall']:>11.3f}")
     write_results(args.json, bench="pgvector_key_search", series={
         name: [(r["rows"], r[field]) for r in results]
         for name, field in (("server (EXPLAIN ANALYZE)", "server"),
