@@ -5,9 +5,10 @@ A table of ``--rows`` rows over ``--keys`` small keys plus a few large keys
 HNSW index and our scope index built after the fill (as a long-lived store has them).
 For one small key and each large key, over ``--queries`` random query vectors:
 
-- ``server``: the statement a search sends, timed alone on the server (EXPLAIN ANALYZE's
+- ``server``: Mem0's search statement, timed alone on the server (EXPLAIN ANALYZE's
   execution time), with the plan it took (``scope``: the key's rows through the scope
   index, ranked exactly; ``hnsw``: the HNSW index, approximate);
+- ``ours``: the same for the statement the store really sent (recorded on its way);
 - ``search``: the client's time through the store long-term memory searches on
   (``memory.vector_store.search``, top_k 60 as Mem0 asks), round trip included, and
   ``mem0``: the same through Mem0's own ``PGVector.search`` (the query vector as an
@@ -34,6 +35,7 @@ import uuid
 from typing import Any
 
 import numpy as np
+import psycopg2.extensions
 
 from bench._results import add_json_argument, write_results
 from bench.scoped_search import pgvector_server
@@ -54,6 +56,29 @@ def literal(vector: list[float]) -> str:
     return "[" + ",".join(map(repr, vector)) + "]"
 
 
+class RecordingCursor(psycopg2.extensions.cursor):
+    """Keeps the last statement sent, as the server got it (parameters in place)."""
+
+    last = ""
+
+    def execute(self, query: Any, vars: Any = None) -> Any:
+        RecordingCursor.last = self.mogrify(query, vars).decode()
+        return super().execute(query, vars)
+
+
+class RecordingPool:
+    def __init__(self, pool: Any):
+        self._pool = pool
+
+    def getconn(self, *args: Any, **kwargs: Any) -> Any:
+        conn = self._pool.getconn(*args, **kwargs)
+        conn.cursor_factory = RecordingCursor
+        return conn
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+
 class Table:
     def __init__(self, store_config: dict[str, Any]):
         store = json.loads(json.dumps(store_config))
@@ -62,6 +87,7 @@ class Table:
                                                              embedder="hashing"))
         self.store = self.memory.vector_store
         self.pg = self.store.inner
+        self.pg.connection_pool = RecordingPool(self.pg.connection_pool)
         self.table = self.pg.collection_name
         self.indexes = self.query(
             "SELECT indexdef FROM pg_indexes WHERE tablename = %s AND indexname <> %s",
@@ -123,6 +149,11 @@ class Table:
         kind = "hnsw" if "hnsw_idx" in text else "scope" if "scope_idx" in text else "seq"
         return plan["Execution Time"], kind
 
+    def sent_ms(self, statement: str) -> float:
+        """Server time of a statement the store sent (as recorded)."""
+        plan = self.query(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}")[0][0][0]
+        return plan["Execution Time"]
+
     def top(self, vector: list[float], key: str, settings: str) -> list[str]:
         rows = self.query(settings + self.statement(), (literal(vector), key, TOP_K))
         return [str(row[0]) for row in sorted(rows, key=lambda row: row[1])[:5]]
@@ -135,13 +166,14 @@ class Table:
 def measure(table: Table, key: str, rows: int, queries: int, rng: np.random.Generator
             ) -> dict[str, Any]:
     server, search, mem0, keyword, recall, kinds = [], [], [], [], [], set()
-    exact_ms, ef_ms, ef_recall = [], [], []
+    exact_ms, ef_ms, ef_recall, sent_server = [], [], [], []
     filters = scope(key)
     for n in range(queries + 1):
         vector = rng.standard_normal(DIMS).tolist()
         started = time.perf_counter()
         hits = table.store.search(query="q", vectors=vector, top_k=TOP_K, filters=filters)
         elapsed = time.perf_counter() - started
+        ours = RecordingCursor.last
         started = time.perf_counter()
         type(table.pg).search(table.pg, "q", vector, TOP_K, filters)
         mem0_elapsed = time.perf_counter() - started
@@ -149,6 +181,7 @@ def measure(table: Table, key: str, rows: int, queries: int, rng: np.random.Gene
         table.store.keyword_search(query=f"w{n % WORDS}", top_k=TOP_K, filters=filters)
         keyword_elapsed = time.perf_counter() - started
         ms, kind = table.server_ms(vector, key)
+        sent = table.sent_ms(ours)
         if n == 0:
             continue  # warm-up: first use of this key's pages
         assert len(hits) == min(TOP_K, rows), (key, len(hits))
@@ -163,13 +196,14 @@ def measure(table: Table, key: str, rows: int, queries: int, rng: np.random.Gene
         mem0.append(mem0_elapsed * 1000)
         keyword.append(keyword_elapsed * 1000)
         server.append(ms)
+        sent_server.append(sent)
         kinds.add(kind)
     return {"rows": rows, "server": statistics.median(server), "plan": "+".join(sorted(kinds)),
             "search": statistics.median(search), "mem0": statistics.median(mem0),
             "keyword": statistics.median(keyword),
             "recall": statistics.mean(recall), "min recall": min(recall),
             "exact": statistics.median(exact_ms), "ef": statistics.median(ef_ms),
-            "ef recall": statistics.mean(ef_recall)}
+            "ef recall": statistics.mean(ef_recall), "sent": statistics.median(sent_server)}
 
 
 def main() -> None:
@@ -217,17 +251,20 @@ def main() -> None:
     print(f"\none key's search, {args.rows} rows, {args.keys} small keys + "
           f"{len(args.large_keys)} large, top_k={TOP_K}, median ms over {args.queries} "
           f"queries, {time.monotonic() - began:.0f} s in all")
-    print(f"{'key rows':>9}{'plan':>7}{'server ms':>11}{'search ms':>11}{'client extra':>14}"
+    print(f"{'key rows':>9}{'plan':>7}{'server ms':>11}{'ours ms':>9}{'search ms':>11}"
+          f"{'client extra':>14}"
           f"{'mem0 ms':>9}{'keyword ms':>12}{'R@5':>7}{'min R@5':>9}{'exact ms':>10}"
           f"{'ef200 ms':>10}{'ef200 R@5':>11}")
     for r in results:
-        print(f"{r['rows']:>9}{r['plan']:>7}{r['server']:>11.2f}{r['search']:>11.2f}"
-              f"{r['search'] - r['server']:>14.2f}{r['mem0']:>9.2f}{r['keyword']:>12.2f}"
+        print(f"{r['rows']:>9}{r['plan']:>7}{r['server']:>11.2f}{r['sent']:>9.2f}"
+              f"{r['search']:>11.2f}{r['search'] - r['sent']:>14.2f}{r['mem0']:>9.2f}"
+              f"{r['keyword']:>12.2f}"
               f"{r['recall']:>7.3f}{r['min recall']:>9.2f}{r['exact']:>10.2f}{r['ef']:>10.2f}"
               f"{r['ef recall']:>11.3f}")
     write_results(args.json, bench="pgvector_key_search", series={
         name: [(r["rows"], r[field]) for r in results]
-        for name, field in (("server (EXPLAIN ANALYZE)", "server"),
+        for name, field in (("Mem0's statement on the server", "server"),
+                            ("the store's statement on the server", "sent"),
                             ("client search", "search"), ("Mem0's search", "mem0"),
                             ("keyword statement", "keyword"))},
         title=f"One key's search at {args.rows} rows, by the key's size",
