@@ -259,20 +259,45 @@ class PgVectorBackend(StoreBackend):
         pgvector_store.close(owner)
 
 
+EXACT_UP_TO = 10_000
+"""Rows matching a search's filters up to which :func:`_mem0_search` ranks them all
+exactly (~1 us a row on the server); above, the HNSW index serves it (approximate)."""
+
+
 def _mem0_search(pg: Any, query: str, vectors: Sequence[float], top_k: int = 5,
                  filters: dict[str, Any] | None = None) -> list[Row]:
-    """Mem0's ``PGVector.search``, statement for statement, with the query vector sent as
-    text: Mem0 passes the list of floats, which psycopg2 adapts as an ``ARRAY[...]`` of
-    384 numbers, one at a time (~2 ms of client time per search, more than the server
-    spends ranking a small key) and which the server parses again."""
+    """Mem0's ``PGVector.search``, exact for keys up to :data:`EXACT_UP_TO` rows, with the
+    query vector sent as text.
+
+    - Mem0 passes the vector as a list of floats, which psycopg2 adapts as an
+      ``ARRAY[...]`` of 384 numbers, one at a time (~2 ms of client time per search, more
+      than the server spends ranking a small key).
+    - For a key holding more than a few % of the table, the planner walks the HNSW
+      index (filtered iterative scan), which found 1 to 2 of a 5k-row key's 5 nearest
+      rows at 120k rows (and took 40-100 ms), where ranking its rows through the scope
+      index takes a few ms. So one statement counts the matching rows up to the fence
+      and runs only one of two branches: the rows through the scope index, ranked
+      exactly (``OFFSET 0`` keeps the planner from using HNSW for them), or Mem0's
+      query above the fence.
+    """
     from mem0.vector_stores.pgvector import sql
 
     private_api.pg_ensure_table(pg)
     conditions, parameters = private_api.pg_filter_conditions(filters)
-    where = sql.SQL("WHERE " + " AND ".join(conditions)) if conditions else sql.SQL("")
+    where = "WHERE " + " AND ".join(conditions) if conditions else ""
+    above = f"{where} AND" if conditions else "WHERE"
+    text = vector_text(vectors)
+    statement = sql.SQL(
+        f"WITH fence AS MATERIALIZED (SELECT count(*) <= {EXACT_UP_TO:d} AS exact "
+        f"FROM (SELECT FROM {{table}} {where} LIMIT {EXACT_UP_TO + 1:d}) matching) "
+        "(SELECT id, distance, payload FROM (SELECT id, vector <=> %s::vector AS distance, "
+        f"payload FROM {{table}} {where} OFFSET 0) scoped WHERE (SELECT exact FROM fence) "
+        "ORDER BY distance LIMIT %s) UNION ALL "
+        f"(SELECT id, vector <=> %s::vector AS distance, payload FROM {{table}} {above} "
+        "NOT (SELECT exact FROM fence) ORDER BY distance LIMIT %s)").format(
+            table=private_api.pg_table(pg))
     with private_api.pg_cursor(pg) as cur:
-        cur.execute(sql.SQL("SELECT id, vector <=> %s::vector AS distance, payload FROM {} {} "
-                            "ORDER BY distance LIMIT %s").format(private_api.pg_table(pg), where),
-                    (vector_text(vectors), *parameters, top_k))
+        cur.execute(statement, (*parameters, text, *parameters, top_k, text, *parameters,
+                                top_k))
         rows = cur.fetchall()
     return [Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
