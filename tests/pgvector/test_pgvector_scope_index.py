@@ -1,5 +1,6 @@
-"""A scoped search on pgvector reads the key's rows through the scope index (exact), and a
-key large enough for the planner to walk the HNSW index still gets ``limit`` rows.
+"""A scoped search on pgvector reads the key's rows through the scope index (exact), also for
+a key large enough for the planner to walk the HNSW index, up to ``EXACT_UP_TO`` rows; a key
+above that is searched through HNSW and still gets ``limit`` rows.
 
 The statements checked are the ones Mem0's pgvector store really sends: a recording
 cursor captures them on their way to the server, then the test asks the server to
@@ -10,6 +11,7 @@ import numpy as np
 import psycopg2.extensions
 import pytest
 
+from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from tests.pgvector.test_pgvector_server import connect
@@ -77,8 +79,8 @@ def plan_of(store, statement):
 
 
 def sent(kind):
-    return [s for s in RecordingCursor.statements if s.lstrip().startswith("SELECT")
-            and kind in s]
+    return [s for s in RecordingCursor.statements
+            if s.lstrip().startswith(("SELECT", "WITH")) and kind in s]
 
 
 def test_scoped_search_and_get_all_of_a_small_key_use_the_scope_index(filled_store):
@@ -98,14 +100,61 @@ def test_scoped_search_and_get_all_of_a_small_key_use_the_scope_index(filled_sto
         assert "Seq Scan" not in plan, plan
 
 
-def test_a_key_holding_most_rows_is_searched_through_hnsw_and_still_gets_limit_rows(
-        filled_store):
+def executed_indexes(store, statement):
+    """The indexes the statement's plan really scanned (EXPLAIN ANALYZE: a branch the
+    statement skipped is never executed)."""
+    with connect(store) as conn, conn.cursor() as cur:
+        cur.execute("SET hnsw.iterative_scan = relaxed_order")
+        cur.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}")
+        plan = cur.fetchone()[0][0]["Plan"]
+    conn.close()
+    found, nodes = set(), [plan]
+    while nodes:
+        node = nodes.pop()
+        if node.get("Actual Loops", 0) > 0 and "Index Name" in node:
+            found.add(node["Index Name"])
+        nodes.extend(node.get("Plans", []))
+    return found
+
+
+def exact_top(store, vector, key, k):
+    with connect(store) as conn, conn.cursor() as cur:
+        cur.execute("SET enable_indexscan = off")
+        cur.execute(f"""SELECT id FROM "{store['config']['collection_name']}"
+            WHERE payload->>'agent_id' = %s ORDER BY vector <=> %s::vector LIMIT %s""",
+                    (key, "[" + ",".join(map(repr, vector)) + "]", k))
+        found = [str(row[0]) for row in cur.fetchall()]
+    conn.close()
+    return found
+
+
+BIG = {"user_id": "job", "agent_id": "big", "run_id": "notes"}
+
+
+def test_a_key_holding_most_rows_is_still_ranked_exactly_through_the_scope_index(filled_store):
     memory, store = filled_store
     table = store["config"]["collection_name"]
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        query = rng.standard_normal(384).tolist()
+        hits = memory.vector_store.search("q", query, top_k=60, filters=BIG)
+        assert len(hits) == 60
+        assert {hit.payload["agent_id"] for hit in hits} == {"big"}
+        ranked = sorted(hits, key=lambda hit: -hit.score)
+        assert [hit.id for hit in ranked[:10]] == exact_top(store, query, "big", 10)
+    search = sent("ORDER BY distance")[-1]
+    assert plan_of(store, search).count(f"{table}_hnsw_idx") == 1, plan_of(store, search)
+    assert f"{table}_hnsw_idx" not in executed_indexes(store, search)
+
+
+def test_a_key_above_the_fence_is_searched_through_hnsw_and_still_gets_limit_rows(
+        filled_store, monkeypatch):
+    memory, store = filled_store
+    table = store["config"]["collection_name"]
+    monkeypatch.setattr(pgvector_backend, "EXACT_UP_TO", int(ROWS * BIG_SHARE) - 1)
     query = np.random.default_rng(5).standard_normal(384).tolist()
-    scope = {"user_id": "job", "agent_id": "big", "run_id": "notes"}
-    hits = memory.vector_store.search("q", query, top_k=60, filters=scope)
+    hits = memory.vector_store.search("q", query, top_k=60, filters=BIG)
     [search] = sent("ORDER BY distance")
-    assert f"Index Scan using {table}_hnsw_idx" in plan_of(store, search)
+    assert f"{table}_hnsw_idx" in executed_indexes(store, search)
     assert len(hits) == 60  # an HNSW scan without iterative scans stops at ~ef_search * 60 %
     assert {hit.payload["agent_id"] for hit in hits} == {"big"}

@@ -1,0 +1,280 @@
+"""One key's search on pgvector at scale: server time, client time and recall@5 per key size.
+
+A table of ``--rows`` rows over ``--keys`` small keys plus a few large keys
+(``--large-keys``, rows each), filled by the server itself (random vectors), with Mem0's
+HNSW index and our scope index built after the fill (as a long-lived store has them).
+For one small key and each large key, over ``--queries`` random query vectors:
+
+- ``server``: Mem0's search statement, timed alone on the server (EXPLAIN ANALYZE's
+  execution time), with the plan it took (``scope``: the key's rows through the scope
+  index, ranked exactly; ``hnsw``: the HNSW index, approximate);
+- ``ours``: the same for the statement the store really sent (recorded on its way);
+- ``search``: the client's time through the store long-term memory searches on
+  (``memory.vector_store.search``, top_k 60 as Mem0 asks), round trip included, and
+  ``mem0``: the same through Mem0's own ``PGVector.search`` (the query vector as an
+  ``ARRAY`` of floats);
+- ``keyword``: Mem0's keyword statement that rides along with every search
+  (``vector_store.keyword_search``);
+- ``R@5``: the share of the exact top 5 (the key's rows ranked by cosine distance,
+  without any vector index) that the search returned in its top 5;
+- ``exact``: the server time of that exact ranking (index scans off: the key's rows
+  through a bitmap scan of the scope index, then a sort), and ``ef200``: the statement's
+  server time and R@5 with ``hnsw.ef_search = 200`` (40 by default).
+
+    python -m bench.pgvector_key_search [--rows 500000] [--keys 5000]
+        [--large-keys 5000 10000 50000] [--pgvector-config FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import uuid
+from typing import Any
+
+import numpy as np
+import psycopg2.extensions
+
+from bench._results import add_json_argument, write_results
+from bench.scoped_search import pgvector_server
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+
+DIMS = 384
+TOP_K = 60
+EXACT = "SET LOCAL enable_indexscan = off; "  # the key's rows (bitmap scan), ranked exactly
+EF_SEARCH = "SET LOCAL hnsw.ef_search = 200; "
+WORDS = 50  # row g's text holds the word 'wN', N = g % WORDS: a keyword query matches 2 %
+
+
+def scope(key: str) -> dict[str, str]:
+    return {"user_id": "bench-job", "agent_id": key, "run_id": "notes"}
+
+
+def literal(vector: list[float]) -> str:
+    return "[" + ",".join(map(repr, vector)) + "]"
+
+
+class RecordingCursor(psycopg2.extensions.cursor):
+    """Keeps the last statement sent, as the server got it (parameters in place)."""
+
+    last = ""
+
+    def execute(self, query: Any, vars: Any = None) -> Any:
+        RecordingCursor.last = self.mogrify(query, vars).decode()
+        return super().execute(query, vars)
+
+
+class RecordingPool:
+    def __init__(self, pool: Any):
+        self._pool = pool
+
+    def getconn(self, *args: Any, **kwargs: Any) -> Any:
+        conn = self._pool.getconn(*args, **kwargs)
+        conn.cursor_factory = RecordingCursor
+        return conn
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+
+class Table:
+    def __init__(self, store_config: dict[str, Any]):
+        store = json.loads(json.dumps(store_config))
+        store["config"]["collection_name"] = f"bench_{uuid.uuid4().hex[:10]}"
+        self.memory, self.release = acquire_memory(StoreSpec("bench-job", vector_store=store,
+                                                             embedder="hashing"))
+        self.store = self.memory.vector_store
+        self.pg = self.store.inner
+        self.pg.connection_pool = RecordingPool(self.pg.connection_pool)
+        self.table = self.pg.collection_name
+        self.indexes = self.query(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = %s AND indexname <> %s",
+            (self.table, f"{self.table}_pkey"))
+        for (definition,) in self.indexes:
+            name = definition.split(" ON ")[0].split()[-1]
+            self.execute(f"DROP INDEX {name}")
+
+    def execute(self, statement: str, params: tuple = ()) -> None:
+        with self.pg._get_cursor(commit=True) as cur:
+            cur.execute(statement, params)
+
+    def query(self, statement: str, params: tuple = ()) -> list[tuple]:
+        with self.pg._get_cursor(commit=True) as cur:
+            cur.execute(statement, params)
+            return cur.fetchall()
+
+    def fill(self, first: int, count: int, key: str) -> None:
+        """``count`` rows; ``key`` is a key's name, or a SQL expression of the row number g."""
+        self.execute(f"""
+            INSERT INTO "{self.table}" (id, vector, payload)
+            SELECT gen_random_uuid(), v.vec::vector({DIMS}), jsonb_build_object(
+                'user_id', 'bench-job', 'agent_id', {key}, 'run_id', 'notes',
+                'data', 'note ' || g, 'text_lemmatized', 'note w' || (g %% {WORDS}),
+                'hash', '-', 'role', 'user', 'created_at', '2026-01-01T00:00:00+00:00')
+            FROM generate_series(%s, %s - 1) g,
+                 LATERAL (SELECT array_agg(random() - 0.5) AS vec
+                          FROM generate_series(1, {DIMS}) WHERE g >= 0) v""",
+                     (first, first + count))
+
+    def build_indexes(self, hnsw: bool = True) -> float:
+        started = time.monotonic()
+        for (definition,) in self.indexes:
+            if not hnsw and "USING hnsw" in definition:
+                continue  # no statement timeout: HNSW takes minutes
+            self.execute("SET statement_timeout = 0; SET maintenance_work_mem = '1GB'; "
+                         + definition)
+        self.execute(f'ANALYZE "{self.table}"')
+        return time.monotonic() - started
+
+    def exact_top(self, vector: list[float], key: str, k: int) -> list[str]:
+        with self.pg._get_cursor(commit=True) as cur:
+            cur.execute("SET LOCAL enable_indexscan = off")
+            cur.execute(f"""SELECT id FROM "{self.table}" WHERE payload->>'user_id' = 'bench-job'
+                AND payload->>'agent_id' = %s AND payload->>'run_id' = 'notes'
+                ORDER BY vector <=> %s::vector LIMIT %s""", (key, literal(vector), k))
+            return [str(row[0]) for row in cur.fetchall()]
+
+    def statement(self) -> str:
+        return f"""SELECT id, vector <=> %s::vector AS distance, payload FROM "{self.table}"
+            WHERE payload->>'user_id' = 'bench-job' AND payload->>'agent_id' = %s
+            AND payload->>'run_id' = 'notes' ORDER BY distance LIMIT %s"""
+
+    def server_ms(self, vector: list[float], key: str, settings: str = ""
+                  ) -> tuple[float, str]:
+        """The search statement as Mem0 sends it, on a connection set up as the store's
+        (``settings``: ``SET LOCAL`` statements before it)."""
+        plan = self.query(f"{settings}EXPLAIN (ANALYZE, FORMAT JSON) {self.statement()}",
+                          (literal(vector), key, TOP_K))[0][0][0]
+        text = json.dumps(plan["Plan"])
+        kind = "hnsw" if "hnsw_idx" in text else "scope" if "scope_idx" in text else "seq"
+        return plan["Execution Time"], kind
+
+    def sent_ms(self, statement: str) -> float:
+        """Server time of a statement the store sent (as recorded)."""
+        plan = self.query(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}")[0][0][0]
+        return plan["Execution Time"]
+
+    def top(self, vector: list[float], key: str, settings: str) -> list[str]:
+        rows = self.query(settings + self.statement(), (literal(vector), key, TOP_K))
+        return [str(row[0]) for row in sorted(rows, key=lambda row: row[1])[:5]]
+
+    def close(self) -> None:
+        self.execute(f'DROP TABLE "{self.table}"')
+        self.release()
+
+
+def measure(table: Table, key: str, rows: int, queries: int, rng: np.random.Generator
+            ) -> dict[str, Any]:
+    server, search, mem0, keyword, recall, kinds = [], [], [], [], [], set()
+    exact_ms, ef_ms, ef_recall, sent_server = [], [], [], []
+    filters = scope(key)
+    for n in range(queries + 1):
+        vector = rng.standard_normal(DIMS).tolist()
+        started = time.perf_counter()
+        hits = table.store.search(query="q", vectors=vector, top_k=TOP_K, filters=filters)
+        elapsed = time.perf_counter() - started
+        ours = RecordingCursor.last
+        started = time.perf_counter()
+        type(table.pg).search(table.pg, "q", vector, TOP_K, filters)
+        mem0_elapsed = time.perf_counter() - started
+        started = time.perf_counter()
+        table.store.keyword_search(query=f"w{n % WORDS}", top_k=TOP_K, filters=filters)
+        keyword_elapsed = time.perf_counter() - started
+        ms, kind = table.server_ms(vector, key)
+        sent = table.sent_ms(ours)
+        if n == 0:
+            continue  # warm-up: first use of this key's pages
+        assert len(hits) == min(TOP_K, rows), (key, len(hits))
+        assert {hit.payload["agent_id"] for hit in hits} == {key}
+        ranked = [str(h.id) for h in sorted(hits, key=lambda h: -(h.score or 0.0))][:5]
+        exact = table.exact_top(vector, key, 5)
+        recall.append(len(set(ranked) & set(exact)) / len(exact))
+        exact_ms.append(table.server_ms(vector, key, EXACT)[0])
+        ef_ms.append(table.server_ms(vector, key, EF_SEARCH)[0])
+        ef_recall.append(len(set(table.top(vector, key, EF_SEARCH)) & set(exact)) / len(exact))
+        search.append(elapsed * 1000)
+        mem0.append(mem0_elapsed * 1000)
+        keyword.append(keyword_elapsed * 1000)
+        server.append(ms)
+        sent_server.append(sent)
+        kinds.add(kind)
+    return {"rows": rows, "server": statistics.median(server), "plan": "+".join(sorted(kinds)),
+            "search": statistics.median(search), "mem0": statistics.median(mem0),
+            "keyword": statistics.median(keyword),
+            "recall": statistics.mean(recall), "min recall": min(recall),
+            "exact": statistics.median(exact_ms), "ef": statistics.median(ef_ms),
+            "ef recall": statistics.mean(ef_recall), "sent": statistics.median(sent_server)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=500_000,
+                        help="rows in the table, large keys included")
+    parser.add_argument("--keys", type=int, default=5000, help="small keys sharing the rest")
+    parser.add_argument("--large-keys", type=int, nargs="*", default=[5000, 10000, 50000],
+                        help="one key of each of these sizes")
+    parser.add_argument("--queries", type=int, default=20, help="per key")
+    parser.add_argument("--no-hnsw", action="store_true",
+                        help="leave Mem0's HNSW index out (its build takes over 10 min at 500k "
+                        "rows on 2 cores): every plan is then the scope index's or a scan")
+    parser.add_argument("--pgvector-config", metavar="FILE",
+                        help="VECTOR_STORE JSON file of a running server (default: start one "
+                        "with scripts/pgvector-server)")
+    add_json_argument(parser)
+    args = parser.parse_args()
+    small_rows = args.rows - sum(args.large_keys)
+    if small_rows < args.keys:
+        parser.error("--rows must leave at least one row per small key")
+    rng = np.random.default_rng(7)
+    began = time.monotonic()
+    with pgvector_server(args.pgvector_config) as server:
+        table = Table(server)
+        try:
+            print(f"filling {args.rows} rows ...", flush=True)
+            step = 50_000
+            for first in range(0, small_rows, step):
+                table.fill(first, min(step, small_rows - first),
+                           f"'customer-' || (g %% {args.keys})")
+            for size in args.large_keys:
+                for first in range(0, size, step):
+                    table.fill(first, min(step, size - first), f"'large-{size}'")
+            print(f"  filled in {time.monotonic() - began:.0f} s; building the indexes ...",
+                  flush=True)
+            print(f"  indexes built in {table.build_indexes(not args.no_hnsw):.0f} s", flush=True)
+            keys = [("customer-0", len(range(0, small_rows, args.keys)))]
+            keys += [(f"large-{size}", size) for size in args.large_keys]
+            results = []
+            for key, rows in keys:
+                result = measure(table, key, rows, args.queries, rng)
+                results.append(result)
+                print(f"  {rows}-row key: {result}", flush=True)
+        finally:
+            table.close()
+
+    print(f"\none key's search, {args.rows} rows, {args.keys} small keys + "
+          f"{len(args.large_keys)} large, top_k={TOP_K}, median ms over {args.queries} "
+          f"queries, {time.monotonic() - began:.0f} s in all")
+    print(f"{'key rows':>9}{'plan':>7}{'server ms':>11}{'ours ms':>9}{'search ms':>11}"
+          f"{'client extra':>14}"
+          f"{'mem0 ms':>9}{'keyword ms':>12}{'R@5':>7}{'min R@5':>9}{'exact ms':>10}"
+          f"{'ef200 ms':>10}{'ef200 R@5':>11}")
+    for r in results:
+        print(f"{r['rows']:>9}{r['plan']:>7}{r['server']:>11.2f}{r['sent']:>9.2f}"
+              f"{r['search']:>11.2f}{r['search'] - r['sent']:>14.2f}{r['mem0']:>9.2f}"
+              f"{r['keyword']:>12.2f}"
+              f"{r['recall']:>7.3f}{r['min recall']:>9.2f}{r['exact']:>10.2f}{r['ef']:>10.2f}"
+              f"{r['ef recall']:>11.3f}")
+    write_results(args.json, bench="pgvector_key_search", series={
+        name: [(r["rows"], r[field]) for r in results]
+        for name, field in (("Mem0's statement on the server", "server"),
+                            ("the store's statement on the server", "sent"),
+                            ("client search", "search"), ("Mem0's search", "mem0"),
+                            ("keyword statement", "keyword"))},
+        title=f"One key's search at {args.rows} rows, by the key's size",
+        x_label="rows of the key", y_label="p50 ms")
+
+
+if __name__ == "__main__":
+    main()
