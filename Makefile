@@ -54,7 +54,8 @@ example-recovery: $(STAMP)  ## run a job that fails once on purpose; check what 
 
 examples: demo example-first-agent example-support-chat example-recovery  ## run every example
 
-test: test-python test-java  ## install, then run every test (pytest, then the Java bridge's JUnit)
+# JUnit first: it builds java-bridge/target/classes, which the Java benches' smoke runs need.
+test: test-java test-python  ## install, then run every test (the Java bridge's JUnit, then pytest)
 
 test-python: $(STAMP)  ## only the Python tests (-m "not cluster" skips the Flink jobs)
 	$(PY) -m pytest
