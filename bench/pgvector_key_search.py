@@ -31,15 +31,13 @@ import argparse
 import json
 import statistics
 import time
-import uuid
 from typing import Any
 
 import numpy as np
 import psycopg2.extensions
 
 from bench._results import add_json_argument, write_results
-from bench.scoped_search import pgvector_server
-from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from bench.scoped_search import fresh_pgvector_memory, pgvector_server
 
 DIMS = 384
 TOP_K = 60
@@ -81,10 +79,7 @@ class RecordingPool:
 
 class Table:
     def __init__(self, store_config: dict[str, Any]):
-        store = json.loads(json.dumps(store_config))
-        store["config"]["collection_name"] = f"bench_{uuid.uuid4().hex[:10]}"
-        self.memory, self.release = acquire_memory(StoreSpec("bench-job", vector_store=store,
-                                                             embedder="hashing"))
+        self.memory, self.release = fresh_pgvector_memory(store_config)
         self.store = self.memory.vector_store
         self.pg = self.store.inner
         self.pg.connection_pool = RecordingPool(self.pg.connection_pool)

@@ -83,14 +83,19 @@ def pgvector_server(config_file: str | None) -> Iterator[dict[str, Any]]:
         yield store
 
 
+def fresh_pgvector_memory(store_config: dict[str, Any]) -> tuple[Any, Any]:
+    """Mem0 on a new table of the pgvector server ``store_config`` names (hashing
+    embedder): ``(memory, release)``."""
+    store = json.loads(json.dumps(store_config))
+    store["config"]["collection_name"] = f"bench_{uuid.uuid4().hex[:10]}"
+    return acquire_memory(StoreSpec("bench-job", vector_store=store, embedder="hashing"))
+
+
 class PgTable:
     """Mem0's pgvector table, prepared by the project, filled by the server itself."""
 
     def __init__(self, store_config: dict[str, Any]):
-        store = json.loads(json.dumps(store_config))
-        store["config"]["collection_name"] = f"bench_{uuid.uuid4().hex[:10]}"
-        self.memory, self.release = acquire_memory(StoreSpec("bench-job", vector_store=store,
-                                                             embedder="hashing"))
+        self.memory, self.release = fresh_pgvector_memory(store_config)
         self.pg = self.memory.vector_store.inner
         self.table = self.pg.collection_name
         self.execute(f'DROP INDEX "{self.table}_hnsw_idx"')
