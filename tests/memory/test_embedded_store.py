@@ -242,6 +242,9 @@ def test_a_key_of_many_scan_chunks_is_ranked_exactly_with_each_hits_own_payload(
         [max(0.0, float(c)) for c in cosine[:25]], abs=1e-5)
     every = store.search("q", query.tolist(), top_k=10_000, filters=scope)
     assert [hit.payload["n"] for hit in every] == best  # all of the key, nothing else
+    # a scope that pins less than the whole key reads the hits' payloads by id
+    partial = store.search("q", query.tolist(), top_k=25, filters={"agent_id": "k1"})
+    assert [(hit.id, hit.payload["n"]) for hit in partial] == [(ids[n], n) for n in best[:25]]
     store.close()
 
 

@@ -367,7 +367,7 @@ class EmbeddedVectorStore(VectorStoreBase):
             if where.rest is None:
                 ids, scores = self._score_scope(conn, where, query_vector)
                 best = _top(scores, top_k)
-                payloads = self._payloads(conn, [ids[i] for i in best])
+                payloads = self._payloads(conn, where, [ids[i] for i in best])
             else:
                 ids, scores, kept = self._score_matching(conn, where, query_vector)
                 best = _top(scores, top_k)
@@ -415,16 +415,26 @@ class EmbeddedVectorStore(VectorStoreBase):
         matrix = np.frombuffer(b"".join(blobs), dtype=np.float32)
         return matrix.reshape(len(blobs), self.embedding_model_dims) @ query_vector
 
-    def _payloads(self, conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, dict]:
-        """The payloads of ``ids`` (rows of this collection), by id."""
+    def _payloads(self, conn: sqlite3.Connection, where: _StoreFilter,
+                  ids: Sequence[str]) -> dict[str, dict]:
+        """The payloads of ``ids`` (rows of ``where``'s scope, in this read transaction), by
+        id: through the primary key when the scope pins all of it (the pages the scan just
+        read), else through the id index (without INDEXED BY, SQLite 3.40 reads an IN list
+        through the primary key's prefix: the whole collection)."""
+        if len(where.scope) == len(SCOPE_FIELDS):
+            sql = ("SELECT id, payload FROM vectors WHERE collection = ? AND user_id = ? "
+                   "AND agent_id = ? AND run_id = ? AND id IN ")
+            params: tuple[str, ...] = (self.collection_name,
+                                       *(where.scope[name] for name in SCOPE_FIELDS))
+        else:
+            sql = ("SELECT id, payload FROM vectors INDEXED BY vectors_id WHERE collection = ? "
+                   "AND id IN ")
+            params = (self.collection_name,)
         found: dict[str, dict] = {}
         for first in range(0, len(ids), _IDS_PER_STATEMENT):
             batch = ids[first:first + _IDS_PER_STATEMENT]
             found.update((vector_id, json.loads(text)) for vector_id, text in conn.execute(
-                # without INDEXED BY, SQLite 3.40 reads IN through the primary key: every row
-                "SELECT id, payload FROM vectors INDEXED BY vectors_id WHERE collection = ? "
-                "AND id IN "
-                f"({', '.join('?' * len(batch))})", (self.collection_name, *batch)))
+                f"{sql}({', '.join('?' * len(batch))})", (*params, *batch)))
         return found
 
     def keyword_search(self, query: str, top_k: int = 5,
