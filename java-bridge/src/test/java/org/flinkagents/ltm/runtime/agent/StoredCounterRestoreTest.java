@@ -55,6 +55,12 @@ import org.junit.jupiter.api.Test;
  * restore the replayed attempt gets "store"'s result from the record (nothing stored again),
  * the run ends and the key is idle; only then does the key's second input arrive. It must not
  * run under the first input's observation id (whose ids it would reuse, overwriting the row).
+ *
+ * <p>Two things keep the counter here: the attempt that parked on "wait" ended after "store"
+ * was recorded, so its {@code endAction} counted "store"'s add and set the record's {@code
+ * keepsCounter} before the record was written; and the recorded "store" says it stored. Either
+ * alone passes (so the rule of reverted d5b4b58, which has only the first, passes too); the test
+ * fails when the restore drops the record's flag and the recorded calls are not read either.
  */
 class StoredCounterRestoreTest {
     private static final String FIRST = "ann note 0";
