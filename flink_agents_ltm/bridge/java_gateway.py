@@ -193,11 +193,9 @@ class JavaLongTermMemoryGateway:
     def items_stored_by(self, observation_id):
         """``[n]``: how many items the action (attempt) with this observation id stored so
         far, without ending it (:meth:`BaseLongTermMemory.items_stored_by`). Java asks when
-        it records a durable result, which a replay answers without storing again. A memory
-        that cannot say answers ``[-1]``: "may have stored"."""
+        it records a durable result, which a replay answers without storing again."""
         def call():
-            stored_by = getattr(self._ltm, "items_stored_by", None)
-            return -1 if not callable(stored_by) else int(stored_by(str(observation_id)))
+            return int(self._ltm.items_stored_by(str(observation_id)))
         return _answer(call)
 
     def ping(self):

@@ -250,7 +250,7 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
 
     /**
      * How many items the action (attempt) with this observation id stored so far, without
-     * ending it; -1 if the Python memory cannot say (read it as "may have stored"). The agent
+     * ending it. The agent
      * operator asks when it records a durable call's result: a replay answers the call from
      * the record without running it, so its adds are never counted again.
      */
