@@ -190,6 +190,14 @@ class JavaLongTermMemoryGateway:
                     "items_added": int(outcome.items_added)}
         return _answer(call)
 
+    def items_stored_by(self, observation_id):
+        """``[n]``: how many items the action (attempt) with this observation id stored so
+        far, without ending it (:meth:`BaseLongTermMemory.items_stored_by`). Java asks when
+        it records a durable result, which a replay answers without storing again."""
+        def call():
+            return int(self._ltm.items_stored_by(str(observation_id)))
+        return _answer(call)
+
     def ping(self):
         """The cheapest round trip (used to measure the bridge itself)."""
         return [None]

@@ -132,6 +132,18 @@ def test_end_action_answers_a_completed_actions_observations_and_the_items_it_ad
     assert ok(gateway.end_action("obs-done", True)) == {"observations": [], "items_added": 0}
 
 
+def test_items_stored_by_counts_an_actions_adds_without_ending_it(gateway):
+    assert ok(gateway.items_stored_by("obs-count")) == 0
+    first = ok(gateway.add("notes", "alice", "obs-count", False, ["tea", "cake"], None, "call0"))
+    ok(gateway.search("notes", "alice", "obs-count", False, "tea", 1, None, {}))
+
+    assert ok(gateway.items_stored_by("obs-count")) == 2
+    # Not ended: the next add at the same position gets the next ordinals' ids.
+    assert ok(gateway.add("notes", "alice", "obs-count", False, ["jam"], None, "call0"))[0] \
+        not in first
+    assert ok(gateway.end_action("obs-count", False))["items_added"] == 3
+
+
 def test_end_action_of_a_failed_attempt_drops_its_observations_but_counts_its_items(gateway):
     first = ok(gateway.add("notes", "alice", "obs-try", False, ["tea"], None, "body"))
 

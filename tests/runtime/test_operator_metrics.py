@@ -54,7 +54,9 @@ def scrape(port, attempt):
     return metrics
 
 
-def scrape_until(port, attempt, ready, seconds=30):
+def scrape_until(port, attempt, ready, seconds=180):
+    # generous: the job first loads its embedding model (46 s once, on a machine running two
+    # smoke sets and two benches); a ready reading returns at once
     deadline = time.monotonic() + seconds
     metrics = {}
     while time.monotonic() < deadline:

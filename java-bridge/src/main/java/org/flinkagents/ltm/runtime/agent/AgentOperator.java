@@ -80,8 +80,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>State of a finished key.</b> When a key's work ends its pending inputs, run record, busy
  * marker and poll timer are removed; its input counter too, unless an action stored a
- * used long-term memory (the counter is part of every replay-stable id). An input whose run
- * ends in the callback that received it writes no engine state at all.
+ * long-term-memory item (the counter is part of every replay-stable id, so a later input would
+ * reuse the ids and overwrite the rows); a key whose actions only read long-term memory drops
+ * it. Stored items are counted when each attempt ends ({@code endAction}'s {@code itemsAdded})
+ * and when a durable result is recorded: each recorded call says whether its step had stored
+ * items by then, because a replay after a restore answers the call from the record without
+ * storing again, and counts nothing. An input whose run ends in the callback that received it
+ * writes no engine state at all.
  */
 public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         implements OneInputStreamOperator<IN, OUT>, Triggerable<K, VoidNamespace>,
@@ -302,6 +307,9 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
             return null;
         }
         RunRecord restored = readRecord(record.value());
+        // The replay answers recorded calls without running them, so their adds are not
+        // counted again in this process: the record says whether they stored items.
+        restored.keepsCounter |= restored.callsStoredItems();
         work = new KeyWork<>(key, nextSeq.value());
         work.persisted = true;
         work.run = newRun(head, pending.get(head), restored);
@@ -328,7 +336,10 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
                     ensurePoll(run);
                     return false;
                 }
-                run.record.calls.add(run.parked.future.join());
+                // The parked attempt ended before the call started: what the observation
+                // stored since is the call's own adds.
+                run.record.calls.add(recorded(run.parked.future.join(), run.parked.storesUnder,
+                        run.record));
                 run.parked = null;
             }
             Object[] step = run.steps.peek();
@@ -420,17 +431,37 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
      * ends before its durable call is submitted: a reset while the call runs would let the
      * call's next add at its write position reuse an earlier add's id, overwriting its row.
      * The call then mints from a clean count at its own write position, the same ids on every
-     * run of it. A key whose actions
-     * used long-term memory keeps its input counter (part of every id) for good. Java actions
-     * emit no memory events, so every attempt ends as not completed: Python drops its
-     * observations instead of sending them over.
+     * run of it. That call's adds are therefore not in the parked attempt's count: they are
+     * counted when the call's result is recorded ({@link #recorded}), and again by the next
+     * attempt's end. A key whose attempts stored an item keeps its input counter (part of
+     * every id) for good; one whose actions only searched or read does not. Java actions emit
+     * no memory events, so every attempt ends as not completed: Python drops its observations
+     * instead of sending them over.
      */
     private void endObservation(StepContext ctx, Run<IN> run) {
         if (ltm == null || !ctx.usedLongTermMemory) {
             return;
         }
-        run.record.keepsCounter = true;
-        ltm.endAction(ctx.observationId, false);
+        if (ltm.endAction(ctx.observationId, false).itemsAdded() > 0) {
+            run.record.keepsCounter = true;
+        }
+    }
+
+    /**
+     * A durable call's record, saying whether its step had stored long-term-memory items by
+     * now (mailbox thread). {@code storesUnder}: the observation the adds count under, null if
+     * the attempt did not use long-term memory. A synchronous call is counted with the
+     * attempt's adds so far; an awaited one alone (its parked attempt ended before it started).
+     * If so, the key keeps its input counter at once, and the record tells a replay, which
+     * answers the call without storing again.
+     */
+    RunRecord.RecordedCall recorded(RunRecord.RecordedCall call, String storesUnder,
+            RunRecord runRecord) {
+        boolean stored = storesUnder != null && ltm != null && ltm.itemsStoredBy(storesUnder) != 0;
+        if (stored) {
+            runRecord.keepsCounter = true;
+        }
+        return call.storing(stored);
     }
 
     @SuppressWarnings("unchecked")

@@ -63,13 +63,19 @@ final class StepContext implements RunnerContext {
     static final class InFlight {
         final int index;
         final String id;
+        /**
+         * The observation id the call's long-term-memory adds count under, or null if the
+         * attempt did not use long-term memory (the call has no set to store into then).
+         */
+        final String storesUnder;
         private final Supplier<RunRecord.RecordedCall> call;
         /** Null until {@link #start}. */
         CompletableFuture<RunRecord.RecordedCall> future;
 
-        InFlight(int index, String id, Supplier<RunRecord.RecordedCall> call) {
+        InFlight(int index, String id, String storesUnder, Supplier<RunRecord.RecordedCall> call) {
             this.index = index;
             this.id = id;
+            this.storesUnder = storesUnder;
             this.call = call;
         }
 
@@ -200,7 +206,10 @@ final class StepContext implements RunnerContext {
             } finally {
                 runningCall = null;
             }
-            record.calls.add(recorded);
+            // The attempt's adds so far (the call's included) are counted in Python until the
+            // attempt ends; the record keeps whether there were any, for a replay.
+            record.calls.add(operator.recorded(recorded, usedLongTermMemory ? observationId : null,
+                    record));
         }
         return answer(recorded);
     }
@@ -214,11 +223,15 @@ final class StepContext implements RunnerContext {
         }
         int index = nextCall;
         String action = qualified();
-        parked = new InFlight(index, callable.getId(), () -> run(callable, index, action, where));
+        parked = new InFlight(index, callable.getId(), usedLongTermMemory ? observationId : null,
+                () -> run(callable, index, action, where));
         throw ParkSignal.INSTANCE; // the operator ends the attempt, then starts the call
     }
 
-    /** Runs a call at its write position and records what it gave (any thread). */
+    /**
+     * Runs a call at its write position and records what it gave (any thread); whether it
+     * stored items is filled in on the mailbox thread ({@link AgentOperator#recorded}).
+     */
     static RunRecord.RecordedCall run(DurableCallable<?> callable, int index, String action,
             String where) {
         Object value;
@@ -231,7 +244,7 @@ final class StepContext implements RunnerContext {
         }
         try {
             return new RunRecord.RecordedCall(callable.getId(),
-                    InstantiationUtil.serializeObject(value), failed);
+                    InstantiationUtil.serializeObject(value), failed, null);
         } catch (IOException e) {
             String type = value == null ? "null" : value.getClass().getName();
             throw new AgentActionException("durable call '" + callable.getId() + "' (#" + index

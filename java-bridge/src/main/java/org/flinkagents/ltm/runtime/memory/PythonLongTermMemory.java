@@ -34,6 +34,7 @@ import pemja.core.PythonException;
  *       flink_agents_ltm.bridge.to_python_memory_set}. They run on any thread.
  *   <li>{@link #endAction} ends an action (one attempt of a step): its observations if it
  *       completed and the items it stored ({@link ActionMemoryOutcome}).
+ *   <li>{@link #itemsStoredBy} counts the items an action stored so far, without ending it.
  * </ul>
  *
  * <p>Python failures surface as Java exceptions carrying the Python message: {@link
@@ -245,6 +246,16 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
         }
         return new ActionMemoryOutcome(
                 observations, ((Number) answer.get("items_added")).intValue());
+    }
+
+    /**
+     * How many items the action (attempt) with this observation id stored so far, without
+     * ending it. The agent
+     * operator asks when it records a durable call's result: a replay answers the call from
+     * the record without running it, so its adds are never counted again.
+     */
+    public int itemsStoredBy(String observationId) {
+        return ((Number) forward("items_stored_by", observationId)).intValue();
     }
 
     /** One round trip through Pemja that does nothing in Python (for measuring the bridge). */

@@ -22,7 +22,10 @@ import org.flinkagents.ltm.api.Event;
 import org.flinkagents.ltm.api.InputEvent;
 import org.flinkagents.ltm.api.MemoryObject;
 import org.flinkagents.ltm.api.OutputEvent;
+import org.flinkagents.ltm.api.PythonSettings;
 import org.flinkagents.ltm.api.RunnerContext;
+import org.flinkagents.ltm.api.memory.MemorySet;
+import org.flinkagents.ltm.runtime.memory.TestLtm;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -67,6 +70,41 @@ class AgentOperatorTest {
             }));
             ctx.sendEvent(new OutputEvent(ctx.getKey() + "|" + now + "|" + loud + "|"
                     + ctx.getSensoryMemory().get("seen-by")));
+        }
+    }
+
+    /**
+     * Per key: "reader" only searches and reads (in its body and inside an awaited durable
+     * call); "body-writer" adds in its body; "call-writer" adds inside an awaited durable call,
+     * which runs after its parked attempt ended.
+     */
+    public static class WritersAndReader extends Agent {
+        private static final long serialVersionUID = 1L;
+
+        @Action(listenEvents = {InputEvent.class})
+        public void note(Event event, RunnerContext ctx) throws Exception {
+            @SuppressWarnings("unchecked")
+            Tuple2<String, String> input = (Tuple2<String, String>) ((InputEvent) event).getInput();
+            MemorySet notes = ctx.getLongTermMemory().getMemorySet("notes");
+            int n;
+            switch (input.f0) {
+                case "reader":
+                    n = notes.search(input.f1, 5).size() + notes.get().size();
+                    n += ctx.durableExecuteAsync(DurableCallable.of("look", () -> {
+                        Thread.sleep(20);
+                        return notes.search(input.f1, 5).size();
+                    }));
+                    break;
+                case "body-writer":
+                    n = notes.add(input.f1).size();
+                    break;
+                default:
+                    n = ctx.durableExecuteAsync(DurableCallable.of("store", () -> {
+                        Thread.sleep(20);
+                        return notes.add(input.f1).size();
+                    }));
+            }
+            ctx.sendEvent(new OutputEvent(input.f0 + "|" + n));
         }
     }
 
@@ -115,5 +153,41 @@ class AgentOperatorTest {
             assertTrue(left.isEmpty() && left.keysPerState.get(AgentOperator.NEXT_SEQ) == 0
                     && left.processingTimers == 0, "engine state left: " + left);
         }
+    }
+
+    @Test
+    void testOnlyKeysWhoseActionsStoredLongTermMemoryItemsKeepTheirInputCounter()
+            throws Exception {
+        FootprintProbe.reset();
+        List<Tuple2<String, String>> inputs = new ArrayList<>();
+        for (int n = 0; n < 2; n++) {
+            for (String key : List.of("reader", "body-writer", "call-writer")) {
+                inputs.add(Tuple2.of(key, "note " + n));
+            }
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        env.setParallelism(1);
+        KeyedStream<Tuple2<String, String>, String> keyed = env.fromData(inputs).keyBy(t -> t.f0);
+        AgentSettings settings = new AgentSettings(PythonSettings.fromEnvironment(),
+                TestLtm.unique("counters"), TestLtm.config(), 4, 10);
+        List<String> lines = new ArrayList<>();
+        try (CloseableIterator<Object> out = keyed.transform("agent", Types.GENERIC(Object.class),
+                new FootprintProbe<String, Tuple2<String, String>, Object>(
+                        AgentPlan.of(new WritersAndReader()), settings,
+                        keyed.getType().createSerializer(
+                                keyed.getExecutionConfig().getSerializerConfig())))
+                .executeAndCollect()) {
+            out.forEachRemaining(o -> lines.add((String) o));
+        }
+
+        lines.sort(null);
+        assertEquals(List.of("body-writer|1", "body-writer|1", "call-writer|1", "call-writer|1",
+                "reader|0", "reader|0"), lines, "the writers stored each input, the reader none");
+        AgentOperator.Footprint left = FootprintProbe.AT_FINISH.get(0);
+        assertTrue(left.isEmpty(), "engine state left: " + left);
+        assertEquals(java.util.Set.of("body-writer", "call-writer"),
+                FootprintProbe.COUNTERS_AT_FINISH, "the writers keep their input counter (their "
+                        + "items' ids contain it); the reader, which only searched and read, "
+                        + "does not: " + left);
     }
 }

@@ -1,0 +1,232 @@
+package org.flinkagents.ltm.runtime.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.runtime.state.VoidNamespace;
+import org.apache.flink.streaming.api.datastream.KeyedStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.operators.InternalTimer;
+import org.apache.flink.util.CloseableIterator;
+import org.flinkagents.ltm.api.Action;
+import org.flinkagents.ltm.api.Agent;
+import org.flinkagents.ltm.api.AgentSettings;
+import org.flinkagents.ltm.api.DurableCallable;
+import org.flinkagents.ltm.api.Event;
+import org.flinkagents.ltm.api.InputEvent;
+import org.flinkagents.ltm.api.OutputEvent;
+import org.flinkagents.ltm.api.PythonSettings;
+import org.flinkagents.ltm.api.RunnerContext;
+import org.flinkagents.ltm.api.memory.MemorySet;
+import org.flinkagents.ltm.api.memory.MemorySetItem;
+import org.flinkagents.ltm.runtime.memory.MailboxThreadChecker;
+import org.flinkagents.ltm.runtime.memory.PythonLongTermMemory;
+import org.flinkagents.ltm.runtime.memory.TestLtm;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A key's input counter survives a restore that replays a recorded durable call which stored
+ * an item. The key's first input stores a note in an awaited durable call ("store"), then
+ * awaits a second call ("wait", gated); a checkpoint is taken while "wait" runs, so the record
+ * holds "store" and the run has not ended, and the job fails right after it. After the
+ * restore the replayed attempt gets "store"'s result from the record (nothing stored again),
+ * the run ends and the key is idle; only then does the key's second input arrive. It must not
+ * run under the first input's observation id (whose ids it would reuse, overwriting the row).
+ *
+ * <p>Two things keep the counter here: the attempt that parked on "wait" ended after "store"
+ * was recorded, so its {@code endAction} counted "store"'s add and set the record's {@code
+ * keepsCounter} before the record was written; and the recorded "store" says it stored. Either
+ * alone passes (so the rule of reverted d5b4b58, which has only the first, passes too); the test
+ * fails when the restore drops the record's flag and the recorded calls are not read either.
+ */
+class StoredCounterRestoreTest {
+    private static final String FIRST = "ann note 0";
+    private static final String SECOND = "ann note 1";
+
+    static final Map<String, Integer> STORE_CALLS = new ConcurrentHashMap<>();
+    static final Map<String, Integer> WAIT_CALLS = new ConcurrentHashMap<>();
+    static final Map<String, List<String>> IDS = new ConcurrentHashMap<>();
+    static final AtomicBoolean WAITING = new AtomicBoolean();
+    static final AtomicLong WAITING_CHECKPOINT = new AtomicLong(-1);
+    static final CountDownLatch GATE = new CountDownLatch(1);
+    static final AtomicBoolean FAIL_NOW = new AtomicBoolean();
+    static final AtomicBoolean INJECTED = new AtomicBoolean();
+    /** Opens when the first input's replayed run ended after the restore. */
+    static final CountDownLatch REPLAYED = new CountDownLatch(1);
+    static final AtomicBoolean FIRST_RELEASED = new AtomicBoolean();
+
+    /** Stores each note in a durable call; the first input then awaits the gate. */
+    public static class Notes extends Agent {
+        private static final long serialVersionUID = 1L;
+
+        @Action(listenEvents = {InputEvent.class})
+        public void remember(Event event, RunnerContext ctx) throws Exception {
+            @SuppressWarnings("unchecked")
+            String note = ((Tuple2<String, String>) ((InputEvent) event).getInput()).f1;
+            MemorySet notes = ctx.getLongTermMemory().getMemorySet("notes");
+            ArrayList<String> ids = ctx.durableExecuteAsync(DurableCallable.of("store", () -> {
+                STORE_CALLS.merge(note, 1, Integer::sum);
+                return new ArrayList<>(notes.add(note));
+            }));
+            if (note.equals(FIRST)) {
+                ctx.durableExecuteAsync(DurableCallable.of("wait", () -> {
+                    WAIT_CALLS.merge(note, 1, Integer::sum);
+                    WAITING.set(true);
+                    AgentRestoreTest.await(GATE);
+                    return 0;
+                }));
+            }
+            IDS.put(note, ids);
+            ctx.sendEvent(new OutputEvent(note + "|" + ids));
+            if (note.equals(FIRST) && INJECTED.get()) {
+                REPLAYED.countDown(); // the run ends in this callback: the key is idle next
+            }
+        }
+    }
+
+    /**
+     * The first input goes at once; the second waits until the first input's run ended after
+     * the restore. Raw types as in {@link AgentRestoreTest.HoldTheLast} (Flink 1.20 and 2.x).
+     */
+    @SuppressWarnings("rawtypes")
+    static final class HoldTheSecond implements RateLimiterStrategy {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public RateLimiter createRateLimiter(int parallelism) {
+            return new RateLimiter() {
+                public CompletionStage<Void> acquire() {
+                    return acquire(1);
+                }
+
+                public CompletionStage<Void> acquire(int requestSize) {
+                    if (!FIRST_RELEASED.getAndSet(true) || REPLAYED.getCount() == 0) {
+                        return CompletableFuture.completedFuture(null);
+                    }
+                    return CompletableFuture.runAsync(() -> AgentRestoreTest.await(REPLAYED));
+                }
+            };
+        }
+    }
+
+    /** The real operator, failing right after the checkpoint taken while "wait" runs. */
+    static final class FailAfterCheckpoint<K, IN, OUT> extends FootprintProbe<K, IN, OUT> {
+        private static final long serialVersionUID = 1L;
+
+        FailAfterCheckpoint(AgentPlan plan, AgentSettings settings, TypeSerializer<IN> inputs) {
+            super(plan, settings, inputs);
+        }
+
+        @Override
+        public void snapshotState(StateSnapshotContext context) throws Exception {
+            super.snapshotState(context);
+            if (WAITING.get()) {
+                WAITING_CHECKPOINT.compareAndSet(-1, context.getCheckpointId());
+            }
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) throws Exception {
+            super.notifyCheckpointComplete(checkpointId);
+            if (checkpointId == WAITING_CHECKPOINT.get() && GATE.getCount() > 0) {
+                FAIL_NOW.set(true);
+            }
+        }
+
+        @Override
+        public void onProcessingTime(InternalTimer<K, VoidNamespace> timer) throws Exception {
+            if (FAIL_NOW.compareAndSet(true, false)) {
+                INJECTED.set(true);
+                GATE.countDown(); // "wait" can end only now: its result reaches no checkpoint
+                throw new IllegalStateException("injected failure after checkpoint "
+                        + WAITING_CHECKPOINT.get());
+            }
+            super.onProcessingTime(timer);
+        }
+    }
+
+    @Test
+    void testAKeyWhoseReplayedRecordedCallStoredAnItemKeepsItsCounterSoItsNextInputGetsNewIds()
+            throws Exception {
+        FootprintProbe.reset();
+        List<Tuple2<String, String>> inputs = List.of(Tuple2.of("ann", FIRST),
+                Tuple2.of("ann", SECOND));
+        Configuration config = new Configuration();
+        config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 1);
+        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
+        env.setParallelism(1);
+        env.enableCheckpointing(100);
+        String jobId = TestLtm.unique("stored-counter");
+        Map<String, Object> memoryConfig = Map.of("long-term-memory.embedded.base-dir",
+                TestLtm.home().resolve(TestLtm.unique("job")).toString());
+        DataGeneratorSource<Tuple2<String, String>> source = new DataGeneratorSource<>(
+                index -> inputs.get(index.intValue()), inputs.size(), new HoldTheSecond(),
+                Types.TUPLE(Types.STRING, Types.STRING));
+        KeyedStream<Tuple2<String, String>, String> keyed = env
+                .fromSource(source, WatermarkStrategy.noWatermarks(), "notes").keyBy(t -> t.f0);
+        AgentSettings settings = new AgentSettings(PythonSettings.fromEnvironment(), jobId,
+                memoryConfig, 4, 10);
+        List<String> lines = new ArrayList<>();
+        try (CloseableIterator<Object> out = keyed.transform("agent", Types.GENERIC(Object.class),
+                new FailAfterCheckpoint<String, Tuple2<String, String>, Object>(
+                        AgentPlan.of(new Notes()), settings,
+                        keyed.getType().createSerializer(
+                                keyed.getExecutionConfig().getSerializerConfig())))
+                .executeAndCollect("java-stored-counter-restore-test")) {
+            out.forEachRemaining(o -> lines.add((String) o));
+        }
+
+        assertTrue(INJECTED.get(), "the job failed right after the checkpoint that held 'store'");
+        assertEquals(1, STORE_CALLS.get(FIRST), "the recorded 'store' was not called again");
+        assertEquals(2, WAIT_CALLS.get(FIRST), "the unrecorded 'wait' ran again after restore");
+        assertEquals(0, REPLAYED.getCount(), "the replayed run ended before the second input");
+        assertEquals(2, lines.size(), "one output per input: " + lines);
+        List<String> first = IDS.get(FIRST);
+        List<String> second = IDS.get(SECOND);
+        assertTrue(Collections.disjoint(first, second), "the second input reused the first "
+                + "input's ids (its key dropped its input counter): " + first + " " + second);
+        PythonLongTermMemory ltm = PythonLongTermMemory.open(TestLtm.runtime(), jobId,
+                memoryConfig, MailboxThreadChecker.ofCurrentThread());
+        try {
+            ltm.switchContext("ann", null, true);
+            List<String> rows = new ArrayList<>();
+            for (MemorySetItem item : ltm.getMemorySet("notes").get()) {
+                rows.add(item.getValue());
+            }
+            rows.sort(null);
+            assertEquals(List.of(FIRST, SECOND), rows, "both inputs' rows remain");
+        } finally {
+            ltm.close();
+        }
+        AgentOperator.Footprint left = FootprintProbe.AT_FINISH.get(
+                FootprintProbe.AT_FINISH.size() - 1);
+        assertTrue(left.isEmpty(), "engine state left after the work ended: " + left);
+        assertEquals(Set.of("ann"), FootprintProbe.COUNTERS_AT_FINISH,
+                "the key that stored items keeps its input counter");
+    }
+}
