@@ -50,6 +50,8 @@ BENCHES: dict[str, tuple[list[str], str]] = {
     "model_clients": (["--calls", "3"], "1 thread ms/call"),
     "scoped_search": (["--sizes", "200", "400", "--queries", "2", "--qdrant-queries", "1",
                        "--pgvector-config", PGVECTOR, "--json", JSON], "pgvector now"),
+    "embedded_key_scan": (["--rows", "1500", "--large-keys", "300", "--small-key-rows", "40",
+                           "--queries", "2", "--json", JSON], "embedded/sqlite-vec"),
     "pgvector_key_search": (["--rows", "1200", "--keys", "10", "--large-keys", "300",
                              "--queries", "2", "--pgvector-config", PGVECTOR, "--json", JSON],
                             "client extra"),
@@ -169,3 +171,42 @@ def test_a_bench_runs_with_tiny_sizes_and_prints_its_table(bench, bench_runs):
         assert figures["bench"] == bench.split("[")[0] and figures["series"], figures
         assert all(len(point) == 2 for points in figures["series"].values()
                    for point in points), figures
+
+
+def test_a_sqlite_vec_that_dies_of_sigill_leaves_its_column_out_not_the_bench(tmp_path):
+    """sqlite-vec runs in a process of its own: an extension built for instructions this CPU
+    lacks (a SIGILL, as a bundled AVX-512 binary once gave) ends that process only."""
+    fake = tmp_path / "fake" / "sqlite_vec"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "import os, signal\n\n\ndef loadable_path():\n"
+        "    os.kill(os.getpid(), signal.SIGILL)\n")
+    env = dict(os.environ, TQDM_DISABLE="1", TMPDIR=str(tmp_path), PYTHONPATH=os.pathsep.join(
+        [str(tmp_path / "fake"), str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.embedded_key_scan", "--rows", "300", "--large-keys",
+         "100", "--small-key-rows", "40", "--queries", "1"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "sqlite-vec left out: sqlite-vec's process died of SIGILL" in done.stdout, done.stdout
+    assert "embedded/sqlite-vec" in done.stdout  # the embedded store's figures still print
+
+
+def test_embedded_key_scan_ranks_the_same_rows_as_sqlite_vec_where_it_runs(tmp_path):
+    """[dev] installs sqlite-vec: the comparison really runs (not just its fallback line) and
+    both sides return the same top rows of the same key."""
+    pytest.importorskip("sqlite_vec", reason="sqlite-vec is not installed (it is in [dev])")
+    env = dict(os.environ, TQDM_DISABLE="1", TMPDIR=str(tmp_path), PYTHONPATH=os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.embedded_key_scan", "--rows", "400", "--large-keys",
+         "200", "--small-key-rows", "40", "--queries", "2"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    if "died of" in done.stdout:  # a CPU its build does not support: what the bench guards
+        pytest.skip(next(line for line in done.stdout.splitlines() if "died of" in line))
+    assert "sqlite-vec left out" not in done.stdout, done.stdout
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()
+            if line.strip() and line.split()[0] in ("200", "40")}
+    assert set(rows) == {"200", "40"}, done.stdout
+    assert all(row[-1] == "1.00" for row in rows.values()), done.stdout  # same top 60

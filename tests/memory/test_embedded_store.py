@@ -13,7 +13,7 @@ import pytest
 from mem0.configs.llms.base import BaseLlmConfig
 from mem0.llms.base import LLMBase
 
-from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
+from flink_agents_ltm.integrations.mem0.embedded_store import SCAN_CHUNK, EmbeddedVectorStore
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from tests.memory.conftest import RecordingMemory, unwrapped
@@ -213,6 +213,75 @@ def test_a_scoped_search_is_exact_and_reads_the_key_through_the_scope_index(tmp_
     assert len(every) == 40  # the key's rows, none of another key
     assert [round(hit.score, 5) for hit in every] == [  # cosine, negatives as 0
         round(max(0.0, float(c)), 5) for c in sorted(cosine, reverse=True)]
+    store.close()
+
+
+def brute_force(vectors, rows, query):
+    """``rows`` (positions in ``vectors``) ranked by exact cosine with ``query``, and the
+    cosines in that order."""
+    unit = vectors[rows] / np.linalg.norm(vectors[rows], axis=1, keepdims=True)
+    cosine = unit @ (query / np.linalg.norm(query))
+    order = np.argsort(-cosine, kind="stable")
+    return [rows[i] for i in order], cosine[order]
+
+
+def test_a_key_of_many_scan_chunks_is_ranked_exactly_with_each_hits_own_payload(tmp_path):
+    rows_per_key = 3 * SCAN_CHUNK + 5  # scored in four chunks, the last one short
+    store, vectors, payloads = store_with_keys(tmp_path / "v.sqlite3", keys=3,
+                                               rows_per_key=rows_per_key)
+    scope = {"user_id": "job", "agent_id": "k1", "run_id": "notes"}
+    query = np.random.default_rng(11).standard_normal(16)
+    mine = [n for n, p in enumerate(payloads) if p["agent_id"] == "k1"]
+    best, cosine = brute_force(vectors, mine, query)
+    ids = {row.payload["n"]: row.id for row in store.list(scope, top_k=None)[0]}
+
+    hits = store.search("q", query.tolist(), top_k=25, filters=scope)
+    assert [hit.payload["n"] for hit in hits] == best[:25]
+    assert [hit.id for hit in hits] == [ids[n] for n in best[:25]]
+    assert [hit.score for hit in hits] == pytest.approx(
+        [max(0.0, float(c)) for c in cosine[:25]], abs=1e-5)
+    every = store.search("q", query.tolist(), top_k=10_000, filters=scope)
+    assert [hit.payload["n"] for hit in every] == best  # all of the key, nothing else
+    # a scope that pins less than the whole key reads the hits' payloads by id
+    partial = store.search("q", query.tolist(), top_k=25, filters={"agent_id": "k1"})
+    assert [(hit.id, hit.payload["n"]) for hit in partial] == [(ids[n], n) for n in best[:25]]
+    store.close()
+
+
+def test_equal_scores_rank_in_scope_order_across_scan_chunks(tmp_path):
+    store = EmbeddedVectorStore(str(tmp_path / "v.sqlite3"), 4)
+    scope = {"user_id": "job", "agent_id": "k", "run_id": "notes"}
+    count = 2 * SCAN_CHUNK + 10
+    ids = [f"r{n:05d}" for n in range(count)]  # the primary key orders a scope's rows by id
+    vectors = [[1.0, 1.0, 0.0, 0.0]] * count
+    vectors[SCAN_CHUNK + 3] = vectors[count - 1] = [1.0, 0.0, 0.0, 0.0]  # the two best
+    order = list(range(count))
+    np.random.default_rng(5).shuffle(order)  # inserted in no particular order
+    store.insert([vectors[n] for n in order], [{**scope, "n": n} for n in order],
+                 [ids[n] for n in order])
+    hits = store.search("q", [1.0, 0.0, 0.0, 0.0], top_k=6, filters=scope)
+    assert [hit.payload["n"] for hit in hits] == [SCAN_CHUNK + 3, count - 1, 0, 1, 2, 3]
+    store.close()
+
+
+def test_a_filter_beyond_the_scope_fills_top_k_from_matching_rows_of_every_chunk(tmp_path):
+    rows_per_key = 3 * SCAN_CHUNK + 5
+    store = EmbeddedVectorStore(str(tmp_path / "v.sqlite3"), 16)
+    rng = np.random.default_rng(13)
+    vectors = rng.standard_normal((2 * rows_per_key, 16)).astype(np.float32)
+    payloads = [{"user_id": "job", "agent_id": f"k{n % 2}", "run_id": "notes", "n": n,
+                 "topic": "rare" if n % 97 == 0 else "common"} for n in range(len(vectors))]
+    store.insert(vectors.tolist(), payloads, [str(uuid.uuid4()) for _ in payloads])
+    scope = {"user_id": "job", "agent_id": "k0", "run_id": "notes"}
+    rare = [n for n, p in enumerate(payloads) if p["agent_id"] == "k0" and p["topic"] == "rare"]
+    assert len(rare) == 8  # spread over the key's chunks (the other key has its own)
+    query = rng.standard_normal(16)
+    best, _ = brute_force(vectors, rare, query)
+
+    hits = store.search("q", query.tolist(), top_k=3, filters={**scope, "topic": "rare"})
+    assert [hit.payload["n"] for hit in hits] == best[:3]
+    every = store.search("q", query.tolist(), top_k=50, filters={**scope, "topic": "rare"})
+    assert [hit.payload["n"] for hit in every] == best
     store.close()
 
 

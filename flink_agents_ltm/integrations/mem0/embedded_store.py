@@ -7,7 +7,9 @@ memory, and its folder admits one process. Here the table is clustered by
 scope: its primary key starts with (``user_id``, ``agent_id``, ``run_id``), so
 the rows of one key lie side by side in the file (in pages large enough to hold
 a vector), and a scoped search reads just those rows and scores them exactly
-with numpy: its cost follows the key's rows, not the store's. The rest of a
+with numpy: its cost follows the key's rows, not the store's. It reads only their ids
+and vectors (a few hundred rows at a time, one matrix product each) and the payloads
+of the hits alone, all in one read transaction. The rest of a
 filter runs on those rows only, in the project's filter language
 (:mod:`flink_agents_ltm.api.filters`, ``parse_filter`` + ``matches``: the same
 meaning as on every other store), so long-term memory hands this store its
@@ -31,10 +33,10 @@ Erasure: SQLite overwrites deleted rows and freed pages with zeros (``secure_del
 every delete (and every write that replaces a row's text) checkpoints the write-ahead log and
 truncates it, whose frames still hold the rows as written. A connection that holds a read
 snapshot from before the delete may still read the deleted rows, so their bytes must stay
-until it ends: the delete waits for such readers (a read here lasts one statement), at most
-``erasure_wait_ms`` (default :data:`ERASURE_WAIT_MS`). Past that bound the delete returns,
-logs a warning, and the text leaves the log at this store's first call after the reader
-ended (any call, or ``close``): that is the bound of an erasure under a long reader.
+until it ends: the delete waits for such readers (a read here lasts one statement, or one
+search), at most ``erasure_wait_ms`` (default :data:`ERASURE_WAIT_MS`). Past that bound the
+delete returns, logs a warning, and the text leaves the log at this store's first call after
+the reader ended (any call, or ``close``): that is the bound of an erasure under a long reader.
 
 Registered in Mem0's ``VectorStoreFactory`` as :data:`PROVIDER`.
 """
@@ -42,14 +44,13 @@ Registered in Mem0's ``VectorStoreFactory`` as :data:`PROVIDER`.
 from __future__ import annotations
 
 import builtins
-import heapq
 import json
 import logging
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,12 @@ ERASURE_WAIT_MS = 10_000
 # Rows (a 384-dimensional vector is 1.5 kB) stay inside their b-tree page, so the rows of
 # one scope lie side by side instead of on overflow pages.
 PAGE_SIZE = 65_536
+# Rows a search scores at a time: their vectors (1.5 kB each at 384 dimensions) are joined
+# into one matrix of ~400 kB, which stays in the CPU's cache and in memory the allocator
+# hands back chunk after chunk (one matrix of a 50,000-row key would be 77 MB of fresh pages).
+SCAN_CHUNK = 256
+# Ids a statement looks up at once (SQLite before 3.32 takes at most 999 parameters).
+_IDS_PER_STATEMENT = 500
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS collections (
@@ -331,7 +338,8 @@ class EmbeddedVectorStore(VectorStoreBase):
         more list, as Mem0's ``delete_all`` expects."""
         where = _StoreFilter.of(filters)
         found: list[StoredVector] = []
-        for vector_id, _, text in self._scoped_rows(where, with_vectors=False):
+        rows = self._connection().execute(*self._scoped_sql(where, "id, payload", ordered=True))
+        for vector_id, text in rows:
             payload = json.loads(text)
             if matches(where.rest, payload):
                 found.append(StoredVector(vector_id, None, payload))
@@ -342,39 +350,92 @@ class EmbeddedVectorStore(VectorStoreBase):
     def search(self, query: str, vectors: Sequence[float], top_k: int = 5,
                filters: Mapping[str, Any] | None = None) -> builtins.list[StoredVector]:
         """The ``top_k`` rows matching ``filters`` most similar to ``vectors``: exact cosine
-        over the rows of the filter's scope, scores in [0, 1], best first. Only a filter
-        beyond the scope makes rows' payloads be read before ranking."""
+        over the rows of the filter's scope, scores in [0, 1], best first (ties: scope order).
+
+        The scan reads only (id, vector) and scores a chunk of :data:`SCAN_CHUNK` rows at a
+        time (one ``bytes.join`` and one matrix product per chunk, memory that stays warm);
+        the payloads of the hits are read after ranking. Only a filter beyond the scope makes
+        every row's payload be read and checked before ranking. Scan and payloads come from
+        one read transaction, so a concurrent write never mixes two versions of a row."""
         where = _StoreFilter.of(filters)
         query_vector = self._normalized(vectors)
-        ids: list[str] = []
-        blobs: list[bytes] = []
-        texts: list[str] = []
-        for vector_id, blob, text in self._scoped_rows(where, with_vectors=True):
-            ids.append(vector_id)
-            blobs.append(blob)
-            texts.append(text)
-        if not ids or top_k <= 0:
+        if top_k <= 0:
             return []
-        payloads: dict[int, dict[str, Any]] = {}
-        keep: Sequence[int] = range(len(ids))
-        if where.rest is not None:
-            for index, text in enumerate(texts):
+        conn = self._connection()
+        conn.execute("BEGIN")  # deferred: a read snapshot for the scan and the payloads
+        try:
+            if where.rest is None:
+                ids, scores = self._score_scope(conn, where, query_vector)
+                best = _top(scores, top_k)
+                payloads = self._payloads(conn, where, [ids[i] for i in best])
+            else:
+                ids, scores, kept = self._score_matching(conn, where, query_vector)
+                best = _top(scores, top_k)
+                payloads = {ids[i]: kept[i] for i in best}
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+        return [StoredVector(ids[i], min(1.0, max(0.0, float(scores[i]))), payloads[ids[i]])
+                for i in best]
+
+    def _score_scope(self, conn: sqlite3.Connection, where: _StoreFilter,
+                     query_vector: np.ndarray) -> tuple[builtins.list[str], np.ndarray]:
+        """The ids of the scope's rows in scan order and their cosine with ``query_vector``."""
+        cursor = conn.execute(*self._scoped_sql(where, columns="id, vector"))
+        ids: list[str] = []
+        scores: list[np.ndarray] = []
+        while rows := cursor.fetchmany(SCAN_CHUNK):
+            chunk_ids, blobs = zip(*rows, strict=True)
+            ids.extend(chunk_ids)
+            scores.append(self._scores(blobs, query_vector))
+        return ids, _joined(scores)
+
+    def _score_matching(self, conn: sqlite3.Connection, where: _StoreFilter,
+                        query_vector: np.ndarray
+                        ) -> tuple[builtins.list[str], np.ndarray, builtins.list[dict[str, Any]]]:
+        """Like :meth:`_score_scope` for the scope's rows that match ``where.rest`` only,
+        with their payloads."""
+        cursor = conn.execute(*self._scoped_sql(where, columns="id, vector, payload"))
+        ids: list[str] = []
+        payloads: list[dict[str, Any]] = []
+        scores: list[np.ndarray] = []
+        while rows := cursor.fetchmany(SCAN_CHUNK):
+            blobs = []
+            for vector_id, blob, text in rows:
                 payload = json.loads(text)
                 if matches(where.rest, payload):
-                    payloads[index] = payload
-            keep = list(payloads)
-            if not keep:
-                return []
-        matrix = np.frombuffer(b"".join(blobs[i] for i in keep), dtype=np.float32)
-        scores = matrix.reshape(len(keep), self.embedding_model_dims) @ query_vector
-        best = heapq.nlargest(top_k, range(len(keep)), key=scores.__getitem__)
-        hits = []
-        for position in best:
-            index = keep[position]
-            payload = payloads.get(index) or json.loads(texts[index])
-            score = min(1.0, max(0.0, float(scores[position])))
-            hits.append(StoredVector(ids[index], score, payload))
-        return hits
+                    ids.append(vector_id)
+                    payloads.append(payload)
+                    blobs.append(blob)
+            if blobs:
+                scores.append(self._scores(blobs, query_vector))
+        return ids, _joined(scores), payloads
+
+    def _scores(self, blobs: Sequence[bytes], query_vector: np.ndarray) -> np.ndarray:
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32)
+        return matrix.reshape(len(blobs), self.embedding_model_dims) @ query_vector
+
+    def _payloads(self, conn: sqlite3.Connection, where: _StoreFilter,
+                  ids: Sequence[str]) -> dict[str, dict]:
+        """The payloads of ``ids`` (rows of ``where``'s scope, in this read transaction), by
+        id: through the primary key when the scope pins all of it (the pages the scan just
+        read), else through the id index (without INDEXED BY, SQLite 3.40 reads an IN list
+        through the primary key's prefix: the whole collection)."""
+        if len(where.scope) == len(SCOPE_FIELDS):
+            sql = ("SELECT id, payload FROM vectors WHERE collection = ? AND user_id = ? "
+                   "AND agent_id = ? AND run_id = ? AND id IN ")
+            params: tuple[str, ...] = (self.collection_name,
+                                       *(where.scope[name] for name in SCOPE_FIELDS))
+        else:
+            sql = ("SELECT id, payload FROM vectors INDEXED BY vectors_id WHERE collection = ? "
+                   "AND id IN ")
+            params = (self.collection_name,)
+        found: dict[str, dict] = {}
+        for first in range(0, len(ids), _IDS_PER_STATEMENT):
+            batch = ids[first:first + _IDS_PER_STATEMENT]
+            found.update((vector_id, json.loads(text)) for vector_id, text in conn.execute(
+                f"{sql}({', '.join('?' * len(batch))})", (*params, *batch)))
+        return found
 
     def keyword_search(self, query: str, top_k: int = 5,
                        filters: Mapping[str, Any] | None = None) -> None:
@@ -385,24 +446,20 @@ class EmbeddedVectorStore(VectorStoreBase):
     def query_plan(self, filters: Mapping[str, Any] | None) -> str:
         """SQLite's plan for the rows a search with ``filters`` reads (``SEARCH vectors USING
         PRIMARY KEY (collection=? AND user_id=? ...)`` when the filter pins the scope)."""
-        sql, params = self._scoped_sql(_StoreFilter.of(filters), with_vectors=True)
+        sql, params = self._scoped_sql(_StoreFilter.of(filters), columns="id, vector")
         return "\n".join(row[-1] for row in self._connection().execute(
             f"EXPLAIN QUERY PLAN {sql}", params))
 
-    def _scoped_rows(self, where: _StoreFilter, with_vectors: bool
-                     ) -> Iterable[tuple[str, bytes, str]]:
-        return self._connection().execute(*self._scoped_sql(where, with_vectors))
-
-    def _scoped_sql(self, where: _StoreFilter, with_vectors: bool
+    def _scoped_sql(self, where: _StoreFilter, columns: str, ordered: bool = False
                     ) -> tuple[str, tuple[Any, ...]]:
+        """``columns`` of the rows of ``where``'s scope (and expiry); in the order of the
+        primary key, or of insertion (``seq``) when ``ordered``."""
         scope = where.scope
         sql = "".join(f" AND {name} = ?" for name in scope) + "".join(
             f" AND {condition}" for condition, _ in where.expiry)
         params = (self.collection_name, *scope.values(), *(bound for _, bound in where.expiry))
-        if with_vectors:  # a search ranks the rows itself
-            return f"SELECT id, vector, payload FROM vectors WHERE collection = ?{sql}", params
-        return (f"SELECT id, NULL, payload FROM vectors WHERE collection = ?{sql} "
-                "ORDER BY seq", params)
+        order = " ORDER BY seq" if ordered else ""  # a search ranks the rows itself
+        return f"SELECT {columns} FROM vectors WHERE collection = ?{sql}{order}", params
 
     def _normalized(self, vector: Sequence[float]) -> np.ndarray:
         array = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -469,6 +526,23 @@ class _StoreFilter:
                         expiry.append(sql)
         return cls(scope, None if not rest else rest[0] if len(rest) == 1 else AllOf(
             tuple(rest)), tuple(expiry))
+
+
+def _joined(scores: Sequence[np.ndarray]) -> np.ndarray:
+    return np.concatenate(scores) if scores else np.empty(0, dtype=np.float32)
+
+
+def _top(scores: np.ndarray, top_k: int) -> list[int]:
+    """The positions of the ``top_k`` highest ``scores``, highest first; of equal scores the
+    earlier first, and NaN last (what ``heapq.nlargest`` over the positions gave)."""
+    ranked = np.where(np.isnan(scores), -np.inf, scores)
+    if len(ranked) > top_k:
+        threshold = np.partition(ranked, len(ranked) - top_k)[len(ranked) - top_k]
+        candidates = np.flatnonzero(ranked >= threshold)  # every tie of the k-th, in order
+    else:
+        candidates = np.arange(len(ranked))
+    order = np.argsort(-ranked[candidates], kind="stable")
+    return candidates[order[:top_k]].tolist()
 
 
 def _expiry_sql(part: MetadataFilter) -> tuple[str, float] | None:
