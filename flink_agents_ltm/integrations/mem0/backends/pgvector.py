@@ -5,11 +5,13 @@ are upserted here, chunk by chunk as the encoder delivers them."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import itertools
 import json
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -125,6 +127,8 @@ class PgVectorBackend(StoreBackend):
         pgvector_store.prepare(vector_store, dimensions)
         pg = inner(vector_store)
         pg.search = functools.partial(_mem0_search, pg)
+        pg.keyword_search = functools.partial(_mem0_keyword_search, pg,
+                                              type(pg).keyword_search.__get__(pg))
 
     def write_chunks(self, store: Any, ids: Sequence[str], first: Sequence[Vector],
                      rest: Iterable[Sequence[Vector]], payloads: Sequence[dict[str, Any]]
@@ -263,11 +267,22 @@ EXACT_UP_TO = 10_000
 """Rows matching a search's filters up to which :func:`_mem0_search` ranks them all
 exactly (~1 us a row on the server); above, the HNSW index serves it (approximate)."""
 
+HNSW_EF_SEARCH = 200
+"""``hnsw.ef_search`` of a search above :data:`EXACT_UP_TO` (pgvector's default is 40),
+set for that one statement: see :func:`_mem0_search` and docs/vector-stores.md for what
+it buys (and what it cannot)."""
+
+KEYWORD_SCORES_KEPT = 16
+"""Searches whose keyword scores wait for Mem0's ``keyword_search`` (one per search in
+flight; a search nobody asks the scores of, an ``add``'s duplicate check, is dropped
+after this many more)."""
+
 
 def _mem0_search(pg: Any, query: str, vectors: Sequence[float], top_k: int = 5,
                  filters: dict[str, Any] | None = None) -> list[Row]:
-    """Mem0's ``PGVector.search``, exact for keys up to :data:`EXACT_UP_TO` rows, with the
-    query vector sent as text.
+    """Mem0's ``PGVector.search`` in one round trip, exact for keys up to
+    :data:`EXACT_UP_TO` rows, with the query vector sent as text; it also scores the
+    hits for Mem0's keyword statement (:func:`_mem0_keyword_search`).
 
     - Mem0 passes the vector as a list of floats, which psycopg2 adapts as an
       ``ARRAY[...]`` of 384 numbers, one at a time (~2 ms of client time per search, more
@@ -278,8 +293,22 @@ def _mem0_search(pg: Any, query: str, vectors: Sequence[float], top_k: int = 5,
       index takes a few ms. So one statement counts the matching rows up to the fence
       and runs only one of two branches: the rows through the scope index, ranked
       exactly (``OFFSET 0`` keeps the planner from using HNSW for them), or Mem0's
-      query above the fence.
+      query above the fence, with ``hnsw.ef_search`` raised to :data:`HNSW_EF_SEARCH`
+      for this statement only: ``set_config(..., true)`` runs with the query vector's
+      subquery, which the index scan evaluates before it starts (set in the fence, it
+      was seen to miss a scan's start now and then); the statement is its own
+      transaction, so the setting ends with it.
+    - Mem0 sends a keyword statement after every search (``ts_rank_cd`` over all of the
+      key's rows) but only uses the scores of the search's hits. The statement scores the
+      hits it returns instead, in the same round trip, and Mem0's ``keyword_search`` that
+      follows with the same query gets them without a statement of its own.
+    - Payloads are parsed with ``orjson`` when it is installed (PyFlink's Beam brings it):
+      60 payloads took ~0.8 ms with ``json``, a quarter of that with ``orjson``.
+    - psycopg2 opens a transaction before a statement (``BEGIN``, a round trip) and the
+      pool rolls it back when the connection comes back (another); a read needs neither,
+      so the statement runs in autocommit.
     """
+    from mem0.utils.lemmatization import lemmatize_for_bm25
     from mem0.vector_stores.pgvector import sql
 
     private_api.pg_ensure_table(pg)
@@ -287,17 +316,118 @@ def _mem0_search(pg: Any, query: str, vectors: Sequence[float], top_k: int = 5,
     where = "WHERE " + " AND ".join(conditions) if conditions else ""
     above = f"{where} AND" if conditions else "WHERE"
     text = vector_text(vectors)
+    keywords = _lemmatized(lemmatize_for_bm25, query or "")
     statement = sql.SQL(
         f"WITH fence AS MATERIALIZED (SELECT count(*) <= {EXACT_UP_TO:d} AS exact "
-        f"FROM (SELECT FROM {{table}} {where} LIMIT {EXACT_UP_TO + 1:d}) matching) "
-        "(SELECT id, distance, payload FROM (SELECT id, vector <=> %s::vector AS distance, "
-        f"payload FROM {{table}} {where} OFFSET 0) scoped WHERE (SELECT exact FROM fence) "
-        "ORDER BY distance LIMIT %s) UNION ALL "
-        f"(SELECT id, vector <=> %s::vector AS distance, payload FROM {{table}} {above} "
-        "NOT (SELECT exact FROM fence) ORDER BY distance LIMIT %s)").format(
-            table=private_api.pg_table(pg))
-    with private_api.pg_cursor(pg) as cur:
-        cur.execute(statement, (*parameters, text, *parameters, top_k, text, *parameters,
-                                top_k))
+        f"FROM (SELECT FROM {{table}} {where} LIMIT {EXACT_UP_TO + 1:d}) matching), "
+        "words AS MATERIALIZED (SELECT plainto_tsquery('simple', %s) AS query), "
+        "near AS MATERIALIZED (SELECT %s::vector AS vector, set_config('hnsw.ef_search', "
+        f"'{HNSW_EF_SEARCH:d}', true) AS ef_search) "
+        "SELECT id, distance, payload, CASE WHEN to_tsvector('simple', "
+        "payload->>'text_lemmatized') @@ (SELECT query FROM words) THEN ts_rank_cd("
+        "to_tsvector('simple', payload->>'text_lemmatized'), (SELECT query FROM words)) END "
+        "FROM ((SELECT id, distance, payload FROM (SELECT id, vector <=> %s::vector AS "
+        f"distance, payload FROM {{table}} {where} OFFSET 0) scoped WHERE (SELECT exact "
+        "FROM fence) ORDER BY distance LIMIT %s) UNION ALL "
+        "(SELECT id, vector <=> (SELECT vector FROM near) AS distance, payload FROM "
+        f"{{table}} {above} NOT (SELECT exact FROM fence) ORDER BY distance LIMIT %s)) hits "
+        "ORDER BY distance").format(table=private_api.pg_table(pg))
+    with private_api.pg_cursor(pg) as cur, _autocommit(cur.connection):
+        _fast_payloads(cur)
+        cur.execute(statement, (*parameters, keywords, text, text, *parameters, top_k,
+                                *parameters, top_k))
         rows = cur.fetchall()
-    return [Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
+    hits = [Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
+    matched = sorted((Row(str(r[0]), r[2], float(r[3])) for r in rows if r[3] is not None),
+                     key=lambda row: -(row.score or 0.0))
+    _keyword_scores(pg).keep((keywords, _filter_key(filters), top_k), matched)
+    return hits
+
+
+def _mem0_keyword_search(pg: Any, original: Any, query: str, top_k: int = 5,
+                         filters: dict[str, Any] | None = None) -> list[Any] | None:
+    """Mem0's ``keyword_search``: right after a search with the same (lemmatized) query,
+    filters and ``top_k``, the keyword scores of that search's hits (the only rows whose
+    scores Mem0 uses), with no statement; else Mem0's own statement."""
+    scored = _keyword_scores(pg).take((query, _filter_key(filters), top_k))
+    return scored if scored is not None else original(query, top_k=top_k, filters=filters)
+
+
+@functools.lru_cache(maxsize=256)
+def _lemmatized(lemmatize: Any, query: str) -> str:
+    """Mem0's lemmatization of a query (with spaCy when installed: cached, as Mem0 has
+    just lemmatized the same query itself)."""
+    return str(lemmatize(query))
+
+
+def _filter_key(filters: dict[str, Any] | None) -> str:
+    return json.dumps(filters or {}, sort_keys=True, default=str)
+
+
+class _KeywordScores:
+    """Keyword scores of recent searches, each taken once, by the keyword statement Mem0
+    sends after its search (maybe on another thread: Mem0's async search)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: collections.OrderedDict[tuple[str, str, int], list[Row]] = (
+            collections.OrderedDict())
+
+    def keep(self, key: tuple[str, str, int], rows: list[Row]) -> None:
+        with self._lock:
+            self._pending[key] = rows
+            self._pending.move_to_end(key)
+            while len(self._pending) > KEYWORD_SCORES_KEPT:
+                self._pending.popitem(last=False)
+
+    def take(self, key: tuple[str, str, int]) -> list[Row] | None:
+        with self._lock:
+            return self._pending.pop(key, None)
+
+
+def _keyword_scores(pg: Any) -> _KeywordScores:
+    scores = pg.__dict__.get("_flink_agents_ltm_keyword_scores")
+    if scores is None:
+        scores = pg.__dict__.setdefault("_flink_agents_ltm_keyword_scores", _KeywordScores())
+    return scores
+
+
+@contextlib.contextmanager
+def _autocommit(conn: Any) -> Iterator[None]:
+    """Run the block's statements in autocommit when the connection is between
+    transactions (it always is, fresh from the pool), and switch back after."""
+    idle = not conn.autocommit and conn.info.transaction_status == _TRANSACTION_IDLE
+    if idle:
+        conn.autocommit = True
+    try:
+        yield
+    finally:
+        if idle:
+            conn.autocommit = False
+
+
+def _fast_payloads(cur: Any) -> None:
+    """Make ``cur`` (psycopg2) parse ``jsonb`` with :data:`_PAYLOAD_LOADS`."""
+    from mem0.vector_stores import pgvector as mem0_pgvector
+
+    if mem0_pgvector.PSYCOPG_VERSION == 2 and _PAYLOAD_LOADS is not None:
+        from psycopg2.extras import register_default_jsonb
+
+        register_default_jsonb(cur, loads=_PAYLOAD_LOADS)
+
+
+_PAYLOAD_LOADS: Callable[[str], Any] | None
+try:
+    from orjson import loads as _orjson_loads
+except ImportError:  # pragma: no cover - PyFlink's apache-beam depends on it
+    _PAYLOAD_LOADS = None
+else:
+    def _orjson_then_json(text: str) -> Any:
+        try:
+            return _orjson_loads(text)
+        except ValueError:  # what orjson refuses (an integer beyond 64 bits) json reads
+            return json.loads(text)
+
+    _PAYLOAD_LOADS = _orjson_then_json
+
+_TRANSACTION_IDLE = 0  # psycopg2.extensions.TRANSACTION_STATUS_IDLE, pq.TransactionStatus.IDLE

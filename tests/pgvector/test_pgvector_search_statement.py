@@ -1,0 +1,169 @@
+"""A long-term memory search on pgvector is one statement, in one round trip: no
+``BEGIN``/``ROLLBACK`` around it (autocommit), and Mem0's keyword statement is answered
+from it, with the very scores Mem0's own statement gives. Above ``EXACT_UP_TO`` it runs
+with ``hnsw.ef_search = HNSW_EF_SEARCH``, for that statement only.
+
+The statements are the ones really sent (a recording cursor); the server is real.
+"""
+
+import numpy as np
+import psycopg2.extensions
+import pytest
+
+from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from tests.pgvector.test_pgvector_server import connect
+
+NOTES = [f"{drink} with {friend} on day {day}" for day in range(3)
+         for drink, friend in (("coffee", "Ann"), ("tea", "Bob"), ("coffee", "Cleo"),
+                               ("juice", "Dan"), ("water", "Eve"), ("coffee", "Finn"))]
+
+
+class RecordingCursor(psycopg2.extensions.cursor):
+    """Keeps each statement sent and whether its connection was in autocommit (else
+    psycopg2 sent a ``BEGIN`` before it, and the pool a ``ROLLBACK`` after)."""
+
+    sent: list[tuple[str, bool]] = []
+
+    def execute(self, query, vars=None):
+        RecordingCursor.sent.append((self.mogrify(query, vars).decode(),
+                                     self.connection.autocommit))
+        return super().execute(query, vars)
+
+
+class RecordingPool:
+    def __init__(self, pool):
+        self._pool = pool
+
+    def getconn(self, *args, **kwargs):
+        conn = self._pool.getconn(*args, **kwargs)
+        conn.cursor_factory = RecordingCursor
+        return conn
+
+    def __getattr__(self, name):
+        return getattr(self._pool, name)
+
+
+@pytest.fixture
+def memory(pgvector_store):
+    memory, release = acquire_memory(StoreSpec("job", vector_store=pgvector_store,
+                                               embedder="hashing"))
+    pg = memory.vector_store.inner
+    pg.connection_pool = RecordingPool(pg.connection_pool)
+    RecordingCursor.sent.clear()
+    yield memory
+    release()
+
+
+def results(found):
+    return [(item.id, pytest.approx(item.score, abs=1e-6)) for item in found]
+
+
+def test_a_search_is_one_statement_in_autocommit_with_mem0s_keyword_scores(memory):
+    ltm = Mem0LongTermMemory("job", memory)
+    for key in ("k1", "k2"):
+        ltm.switch_context(key, "obs", False)
+        ltm.get_memory_set("notes").add(NOTES)
+    ltm.switch_context("k1", "obs", False)
+    notes = ltm.get_memory_set("notes")
+    RecordingCursor.sent.clear()
+    ours = notes.search("coffee", limit=8)
+    assert len(RecordingCursor.sent) == 1, RecordingCursor.sent
+    [(statement, autocommit)] = RecordingCursor.sent
+    assert autocommit and "ts_rank_cd" in statement and "ORDER BY distance" in statement
+
+    pg = memory.vector_store.inner
+    ours_methods = pg.search, pg.keyword_search
+    del pg.search, pg.keyword_search  # Mem0's own methods: a search, then a keyword statement
+    try:
+        RecordingCursor.sent.clear()
+        mem0s = notes.search("coffee", limit=8)
+        assert len(RecordingCursor.sent) == 2
+    finally:
+        pg.search, pg.keyword_search = ours_methods
+    # the key's 18 rows are all hits: Mem0 scored the same rows, and 9 of them match
+    assert results(ours) == results(mem0s)
+    assert {item.value.split()[0] for item in ours} == {"coffee"}  # the keyword decided
+
+
+def test_keyword_search_for_another_query_or_key_runs_mem0s_statement(memory):
+    ltm = Mem0LongTermMemory("job", memory)
+    for key in ("k1", "k2"):
+        ltm.switch_context(key, "obs", False)
+        ltm.get_memory_set("notes").add(NOTES)
+    store, pg = memory.vector_store, memory.vector_store.inner
+    scope = {"user_id": "job", "agent_id": "k1", "run_id": "notes"}
+    vector = np.random.default_rng(3).standard_normal(384).tolist()
+    store.search(query="coffee", vectors=vector, top_k=5, filters=scope)  # 5 of 18 rows
+    for query, filters, matching in (("tea", scope, 3),
+                                     ("coffee", {**scope, "agent_id": "k2"}, 9)):
+        ours = store.keyword_search(query=query, top_k=60, filters=filters)
+        mem0s = type(pg).keyword_search(pg, query, 60, filters)
+        assert len(ours) == matching and results(ours) == results(mem0s)
+    # the search's own: only its hits' scores, taken once
+    hits = store.search(query="coffee", vectors=vector, top_k=5, filters=scope)
+    scored = store.keyword_search(query="coffee", top_k=5, filters=scope)
+    assert {row.id for row in scored} <= {hit.id for hit in hits}
+    assert len(store.keyword_search(query="coffee", top_k=5, filters=scope)) == 5  # Mem0's
+
+
+ROWS, BIG = 3000, 2000
+
+
+def test_above_the_fence_the_statement_alone_runs_with_a_larger_ef_search(
+        pgvector_store, monkeypatch):
+    memory, release = acquire_memory(StoreSpec("job", vector_store=pgvector_store,
+                                               embedder="hashing"))
+    table = pgvector_store["config"]["collection_name"]
+    try:
+        with connect(pgvector_store) as conn, conn.cursor() as cur:
+            cur.execute(f'DROP INDEX "{table}_hnsw_idx"')
+            cur.execute(f"""
+                INSERT INTO "{table}" (id, vector, payload)
+                SELECT gen_random_uuid(), v.vec::vector(384), jsonb_build_object(
+                    'user_id', 'job', 'run_id', 'notes', 'data', 'note ' || g, 'agent_id',
+                    CASE WHEN g < %s THEN 'big' ELSE 'k' || (g %% 50) END)
+                FROM generate_series(0, %s - 1) g,
+                     LATERAL (SELECT array_agg(random() - 0.5) AS vec
+                              FROM generate_series(1, 384) WHERE g >= 0) v""", (BIG, ROWS))
+            cur.execute("SET maintenance_work_mem = '128MB'")
+            cur.execute(f'CREATE INDEX "{table}_hnsw_idx" ON "{table}" '
+                        "USING hnsw (vector vector_cosine_ops)")
+            cur.execute(f'ANALYZE "{table}"')
+        conn.close()
+        monkeypatch.setattr(pgvector_backend, "EXACT_UP_TO", BIG // 2)
+        scope = {"user_id": "job", "agent_id": "big", "run_id": "notes"}
+        rng = np.random.default_rng(11)
+        queries = [rng.standard_normal(384).tolist() for _ in range(6)]
+        ours = [[hit.id for hit in memory.vector_store.search(
+            query="q", vectors=q, top_k=10, filters=scope)] for q in queries]
+
+        def mem0s(ef_search):
+            with connect(pgvector_store) as conn, conn.cursor() as cur:
+                cur.execute(f"SET hnsw.iterative_scan = relaxed_order; "
+                            f"SET hnsw.ef_search = {ef_search}")
+                found = []
+                for q in queries:
+                    cur.execute(f"""SELECT id::text FROM (SELECT id, vector <=> %s::vector AS d
+                        FROM "{table}" WHERE payload->>'user_id' = 'job' AND
+                        payload->>'agent_id' = 'big' AND payload->>'run_id' = 'notes'
+                        ORDER BY d LIMIT 10) hits ORDER BY d""",
+                                (pgvector_backend.vector_text(q),))
+                    found.append([row[0] for row in cur.fetchall()])
+            conn.close()
+            return found
+
+        larger, default = mem0s(pgvector_backend.HNSW_EF_SEARCH), mem0s(40)
+        differ = [n for n in range(len(queries)) if larger[n] != default[n]]
+        assert len(differ) >= 3  # else this test could not tell them apart
+        for n in differ:  # with ef_search 40, ours would be the default's top 10
+            assert ours[n] != default[n]
+            # mostly the larger's own top 10 (now and then one row differs, which a scan
+            # with ef_search = 200 set for the whole session does not explain)
+            assert len(set(ours[n]) & set(larger[n])) >= 8, (n, ours[n], larger[n])
+        with memory.vector_store.inner._get_cursor() as cur:  # a connection of the store's
+            cur.execute("SHOW hnsw.ef_search")
+            assert cur.fetchone()[0] == "40"
+    finally:
+        release()
