@@ -16,22 +16,17 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.runtime.state.StateSnapshotContext;
-import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.operators.InternalTimer;
 import org.apache.flink.util.CloseableIterator;
 import org.flinkagents.ltm.api.Action;
 import org.flinkagents.ltm.api.Agent;
@@ -67,11 +62,6 @@ class AgentRestoreTest {
     static final List<List<String>> GATED_IDS = new CopyOnWriteArrayList<>();
     static final CountDownLatch OTHERS_DONE = new CountDownLatch(OTHER_INPUTS);
     static final AtomicBoolean OTHERS_DONE_WHILE_GATED = new AtomicBoolean();
-    static final AtomicBoolean GATED_WAITING = new AtomicBoolean();
-    static final AtomicLong GATED_CHECKPOINT = new AtomicLong(-1);
-    static final CountDownLatch GATE = new CountDownLatch(1);
-    static final AtomicBoolean FAIL_NOW = new AtomicBoolean();
-    static final AtomicBoolean INJECTED = new AtomicBoolean();
 
     static void await(CountDownLatch latch) {
         try {
@@ -107,9 +97,9 @@ class AgentRestoreTest {
                     GATED_IDS.add(added);
                     if (GATED_IDS.size() == 1) {
                         await(OTHERS_DONE);
-                        OTHERS_DONE_WHILE_GATED.set(GATE.getCount() > 0);
-                        GATED_WAITING.set(true);
-                        await(GATE);
+                        OTHERS_DONE_WHILE_GATED.set(!FailAfterCheckpoint.gateOpen());
+                        FailAfterCheckpoint.waiting();
+                        await(FailAfterCheckpoint.GATE);
                     }
                 }
                 return added;
@@ -147,58 +137,19 @@ class AgentRestoreTest {
 
                 public CompletionStage<Void> acquire(int requestSize) {
                     released += requestSize;
-                    if (released < inputs || GATE.getCount() == 0) {
+                    if (released < inputs || FailAfterCheckpoint.gateOpen()) {
                         return CompletableFuture.completedFuture(null);
                     }
-                    return CompletableFuture.runAsync(() -> await(GATE));
+                    return CompletableFuture.runAsync(() -> await(FailAfterCheckpoint.GATE));
                 }
             };
-        }
-    }
-
-    /** The real operator with a failure injected right after the checkpoint that held the call. */
-    static final class FailAfterCheckpoint<K, IN, OUT> extends FootprintProbe<K, IN, OUT> {
-        private static final long serialVersionUID = 1L;
-
-        FailAfterCheckpoint(AgentPlan plan, AgentSettings settings, TypeSerializer<IN> inputs) {
-            super(plan, settings, inputs);
-        }
-
-        @Override
-        public void snapshotState(StateSnapshotContext context) throws Exception {
-            super.snapshotState(context);
-            if (GATED_WAITING.get()) {
-                GATED_CHECKPOINT.compareAndSet(-1, context.getCheckpointId());
-            }
-        }
-
-        @Override
-        public void notifyCheckpointComplete(long checkpointId) throws Exception {
-            super.notifyCheckpointComplete(checkpointId);
-            if (checkpointId == GATED_CHECKPOINT.get() && GATE.getCount() > 0) {
-                FAIL_NOW.set(true);
-            }
-        }
-
-        @Override
-        public void onProcessingTime(InternalTimer<K, VoidNamespace> timer) throws Exception {
-            if (FAIL_NOW.compareAndSet(true, false)) {
-                INJECTED.set(true);
-                // The gated call is released only now, as the task fails: its result can reach
-                // no checkpoint (released at the completion notice, a loaded machine could
-                // record it and snapshot it before this timer fired, and nothing ran again).
-                GATE.countDown();
-                throw new IllegalStateException("injected failure after checkpoint "
-                        + GATED_CHECKPOINT.get());
-            }
-            super.onProcessingTime(timer);
         }
     }
 
     @Test
     void testARestoreCallsOnlyWhatWasNotRecordedRewritesItsRowsAndCountsEachInputOnce()
             throws Exception {
-        FootprintProbe.reset();
+        FailAfterCheckpoint.reset();
         List<Tuple2<String, String>> inputs = new ArrayList<>();
         for (int n = 0; n < 3; n++) {
             for (String key : KEYS) {
@@ -235,7 +186,8 @@ class AgentRestoreTest {
             out.forEachRemaining(o -> lines.add((String) o));
         }
 
-        assertTrue(INJECTED.get(), "the job failed right after the checkpoint that held the call");
+        assertTrue(FailAfterCheckpoint.injected(),
+                "the job failed right after the checkpoint that held the call");
         assertTrue(OTHERS_DONE_WHILE_GATED.get(),
                 "the other keys' inputs ran to their end while ann's call was in flight");
         assertEquals(1, FIRST_CALLS.get(GATED), "the call recorded before the checkpoint ran once");

@@ -14,22 +14,17 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.tuple.Tuple2;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.runtime.state.StateSnapshotContext;
-import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.operators.InternalTimer;
 import org.apache.flink.util.CloseableIterator;
 import org.flinkagents.ltm.api.Action;
 import org.flinkagents.ltm.api.Agent;
@@ -69,11 +64,6 @@ class StoredCounterRestoreTest {
     static final Map<String, Integer> STORE_CALLS = new ConcurrentHashMap<>();
     static final Map<String, Integer> WAIT_CALLS = new ConcurrentHashMap<>();
     static final Map<String, List<String>> IDS = new ConcurrentHashMap<>();
-    static final AtomicBoolean WAITING = new AtomicBoolean();
-    static final AtomicLong WAITING_CHECKPOINT = new AtomicLong(-1);
-    static final CountDownLatch GATE = new CountDownLatch(1);
-    static final AtomicBoolean FAIL_NOW = new AtomicBoolean();
-    static final AtomicBoolean INJECTED = new AtomicBoolean();
     /** Opens when the first input's replayed run ended after the restore. */
     static final CountDownLatch REPLAYED = new CountDownLatch(1);
     static final AtomicBoolean FIRST_RELEASED = new AtomicBoolean();
@@ -94,14 +84,14 @@ class StoredCounterRestoreTest {
             if (note.equals(FIRST)) {
                 ctx.durableExecuteAsync(DurableCallable.of("wait", () -> {
                     WAIT_CALLS.merge(note, 1, Integer::sum);
-                    WAITING.set(true);
-                    AgentRestoreTest.await(GATE);
+                    FailAfterCheckpoint.waiting();
+                    AgentRestoreTest.await(FailAfterCheckpoint.GATE);
                     return 0;
                 }));
             }
             IDS.put(note, ids);
             ctx.sendEvent(new OutputEvent(note + "|" + ids));
-            if (note.equals(FIRST) && INJECTED.get()) {
+            if (note.equals(FIRST) && FailAfterCheckpoint.injected()) {
                 REPLAYED.countDown(); // the run ends in this callback: the key is idle next
             }
         }
@@ -132,46 +122,10 @@ class StoredCounterRestoreTest {
         }
     }
 
-    /** The real operator, failing right after the checkpoint taken while "wait" runs. */
-    static final class FailAfterCheckpoint<K, IN, OUT> extends FootprintProbe<K, IN, OUT> {
-        private static final long serialVersionUID = 1L;
-
-        FailAfterCheckpoint(AgentPlan plan, AgentSettings settings, TypeSerializer<IN> inputs) {
-            super(plan, settings, inputs);
-        }
-
-        @Override
-        public void snapshotState(StateSnapshotContext context) throws Exception {
-            super.snapshotState(context);
-            if (WAITING.get()) {
-                WAITING_CHECKPOINT.compareAndSet(-1, context.getCheckpointId());
-            }
-        }
-
-        @Override
-        public void notifyCheckpointComplete(long checkpointId) throws Exception {
-            super.notifyCheckpointComplete(checkpointId);
-            if (checkpointId == WAITING_CHECKPOINT.get() && GATE.getCount() > 0) {
-                FAIL_NOW.set(true);
-            }
-        }
-
-        @Override
-        public void onProcessingTime(InternalTimer<K, VoidNamespace> timer) throws Exception {
-            if (FAIL_NOW.compareAndSet(true, false)) {
-                INJECTED.set(true);
-                GATE.countDown(); // "wait" can end only now: its result reaches no checkpoint
-                throw new IllegalStateException("injected failure after checkpoint "
-                        + WAITING_CHECKPOINT.get());
-            }
-            super.onProcessingTime(timer);
-        }
-    }
-
     @Test
     void testAKeyWhoseReplayedRecordedCallStoredAnItemKeepsItsCounterSoItsNextInputGetsNewIds()
             throws Exception {
-        FootprintProbe.reset();
+        FailAfterCheckpoint.reset();
         List<Tuple2<String, String>> inputs = List.of(Tuple2.of("ann", FIRST),
                 Tuple2.of("ann", SECOND));
         Configuration config = new Configuration();
@@ -201,7 +155,8 @@ class StoredCounterRestoreTest {
             out.forEachRemaining(o -> lines.add((String) o));
         }
 
-        assertTrue(INJECTED.get(), "the job failed right after the checkpoint that held 'store'");
+        assertTrue(FailAfterCheckpoint.injected(),
+                "the job failed right after the checkpoint that held 'store'");
         assertEquals(1, STORE_CALLS.get(FIRST), "the recorded 'store' was not called again");
         assertEquals(2, WAIT_CALLS.get(FIRST), "the unrecorded 'wait' ran again after restore");
         assertEquals(0, REPLAYED.getCount(), "the replayed run ended before the second input");
