@@ -8,37 +8,16 @@ EXPLAIN them.
 """
 
 import numpy as np
-import psycopg2.extensions
 import pytest
 
 from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from tests.pgvector.recording import record_statements
 from tests.pgvector.test_pgvector_server import connect
 
 ROWS = 4000
 BIG_SHARE = 0.6  # of the rows belong to key "big"; the rest to 100 small keys
-
-
-class RecordingCursor(psycopg2.extensions.cursor):
-    statements: list[str] = []
-
-    def execute(self, query, vars=None):
-        RecordingCursor.statements.append(self.mogrify(query, vars).decode())
-        return super().execute(query, vars)
-
-
-class RecordingPool:
-    def __init__(self, pool):
-        self._pool = pool
-
-    def getconn(self, *args, **kwargs):
-        conn = self._pool.getconn(*args, **kwargs)
-        conn.cursor_factory = RecordingCursor
-        return conn
-
-    def __getattr__(self, name):
-        return getattr(self._pool, name)
 
 
 @pytest.fixture
@@ -63,9 +42,6 @@ def filled_store(pgvector_store):
                     "USING hnsw (vector vector_cosine_ops)")
         cur.execute(f'ANALYZE "{table}"')
     conn.close()
-    pg = memory.vector_store.inner
-    pg.connection_pool = RecordingPool(pg.connection_pool)
-    RecordingCursor.statements.clear()
     yield memory, pgvector_store
     release()
 
@@ -78,12 +54,17 @@ def plan_of(store, statement):
     return plan
 
 
-def sent(kind):
-    return [s for s in RecordingCursor.statements
-            if s.lstrip().startswith(("SELECT", "WITH")) and kind in s]
+@pytest.fixture
+def sent(filled_store):
+    return record_statements(filled_store[0])
 
 
-def test_scoped_search_and_get_all_of_a_small_key_use_the_scope_index(filled_store):
+def selects(sent, kind):
+    return [s.text for s in sent
+            if s.text.lstrip().startswith(("SELECT", "WITH")) and kind in s.text]
+
+
+def test_scoped_search_and_get_all_of_a_small_key_use_the_scope_index(filled_store, sent):
     memory, store = filled_store
     table = store["config"]["collection_name"]
     ltm = Mem0LongTermMemory("job", memory)
@@ -92,8 +73,8 @@ def test_scoped_search_and_get_all_of_a_small_key_use_the_scope_index(filled_sto
     found = notes.search("note", limit=5)
     listed = notes.get(limit=100)
     assert len(found) == 5 and len(listed) == len(range(int(ROWS * BIG_SHARE) + 7, ROWS, 100))
-    [search] = sent("ORDER BY distance")
-    [get_all] = sent("LIMIT 400")  # get_all over-fetches 4x
+    [search] = selects(sent, "ORDER BY distance")
+    [get_all] = selects(sent, "LIMIT 400")  # get_all over-fetches 4x
     for statement in (search, get_all):
         plan = plan_of(store, statement)
         assert f"{table}_scope_idx" in plan, plan
@@ -131,7 +112,8 @@ def exact_top(store, vector, key, k):
 BIG = {"user_id": "job", "agent_id": "big", "run_id": "notes"}
 
 
-def test_a_key_holding_most_rows_is_still_ranked_exactly_through_the_scope_index(filled_store):
+def test_a_key_holding_most_rows_is_still_ranked_exactly_through_the_scope_index(
+        filled_store, sent):
     memory, store = filled_store
     table = store["config"]["collection_name"]
     rng = np.random.default_rng(5)
@@ -142,19 +124,19 @@ def test_a_key_holding_most_rows_is_still_ranked_exactly_through_the_scope_index
         assert {hit.payload["agent_id"] for hit in hits} == {"big"}
         ranked = sorted(hits, key=lambda hit: -hit.score)
         assert [hit.id for hit in ranked[:10]] == exact_top(store, query, "big", 10)
-    search = sent("ORDER BY distance")[-1]
+    search = selects(sent, "ORDER BY distance")[-1]
     assert plan_of(store, search).count(f"{table}_hnsw_idx") == 1, plan_of(store, search)
     assert f"{table}_hnsw_idx" not in executed_indexes(store, search)
 
 
 def test_a_key_above_the_fence_is_searched_through_hnsw_and_still_gets_limit_rows(
-        filled_store, monkeypatch):
+        filled_store, sent, monkeypatch):
     memory, store = filled_store
     table = store["config"]["collection_name"]
     monkeypatch.setattr(pgvector_backend, "EXACT_UP_TO", int(ROWS * BIG_SHARE) - 1)
     query = np.random.default_rng(5).standard_normal(384).tolist()
     hits = memory.vector_store.search("q", query, top_k=60, filters=BIG)
-    [search] = sent("ORDER BY distance")
+    [search] = selects(sent, "ORDER BY distance")
     assert f"{table}_hnsw_idx" in executed_indexes(store, search)
     assert len(hits) == 60  # an HNSW scan without iterative scans stops at ~ef_search * 60 %
     assert {hit.payload["agent_id"] for hit in hits} == {"big"}

@@ -7,12 +7,12 @@ The statements are the ones really sent (a recording cursor); the server is real
 """
 
 import numpy as np
-import psycopg2.extensions
 import pytest
 
 from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from tests.pgvector.recording import record_statements
 from tests.pgvector.test_pgvector_server import connect
 
 NOTES = [f"{drink} with {friend} on day {day}" for day in range(3)
@@ -20,66 +20,43 @@ NOTES = [f"{drink} with {friend} on day {day}" for day in range(3)
                                ("juice", "Dan"), ("water", "Eve"), ("coffee", "Finn"))]
 
 
-class RecordingCursor(psycopg2.extensions.cursor):
-    """Keeps each statement sent and whether its connection was in autocommit (else
-    psycopg2 sent a ``BEGIN`` before it, and the pool a ``ROLLBACK`` after)."""
-
-    sent: list[tuple[str, bool]] = []
-
-    def execute(self, query, vars=None):
-        RecordingCursor.sent.append((self.mogrify(query, vars).decode(),
-                                     self.connection.autocommit))
-        return super().execute(query, vars)
-
-
-class RecordingPool:
-    def __init__(self, pool):
-        self._pool = pool
-
-    def getconn(self, *args, **kwargs):
-        conn = self._pool.getconn(*args, **kwargs)
-        conn.cursor_factory = RecordingCursor
-        return conn
-
-    def __getattr__(self, name):
-        return getattr(self._pool, name)
-
-
 @pytest.fixture
 def memory(pgvector_store):
     memory, release = acquire_memory(StoreSpec("job", vector_store=pgvector_store,
                                                embedder="hashing"))
-    pg = memory.vector_store.inner
-    pg.connection_pool = RecordingPool(pg.connection_pool)
-    RecordingCursor.sent.clear()
     yield memory
     release()
+
+
+@pytest.fixture
+def sent(memory):
+    return record_statements(memory)
 
 
 def results(found):
     return [(item.id, pytest.approx(item.score, abs=1e-6)) for item in found]
 
 
-def test_a_search_is_one_statement_in_autocommit_with_mem0s_keyword_scores(memory):
+def test_a_search_is_one_statement_in_autocommit_with_mem0s_keyword_scores(memory, sent):
     ltm = Mem0LongTermMemory("job", memory)
     for key in ("k1", "k2"):
         ltm.switch_context(key, "obs", False)
         ltm.get_memory_set("notes").add(NOTES)
     ltm.switch_context("k1", "obs", False)
     notes = ltm.get_memory_set("notes")
-    RecordingCursor.sent.clear()
+    sent.clear()
     ours = notes.search("coffee", limit=8)
-    assert len(RecordingCursor.sent) == 1, RecordingCursor.sent
-    [(statement, autocommit)] = RecordingCursor.sent
+    assert len(sent) == 1, sent
+    [(statement, autocommit)] = sent
     assert autocommit and "ts_rank_cd" in statement and "ORDER BY distance" in statement
 
     pg = memory.vector_store.inner
     ours_methods = pg.search, pg.keyword_search
     del pg.search, pg.keyword_search  # Mem0's own methods: a search, then a keyword statement
     try:
-        RecordingCursor.sent.clear()
+        sent.clear()
         mem0s = notes.search("coffee", limit=8)
-        assert len(RecordingCursor.sent) == 2
+        assert len(sent) == 2
     finally:
         pg.search, pg.keyword_search = ours_methods
     # the key's 18 rows are all hits: Mem0 scored the same rows, and 9 of them match
