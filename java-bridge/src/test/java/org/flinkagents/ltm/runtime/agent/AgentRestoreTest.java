@@ -1,10 +1,8 @@
 package org.flinkagents.ltm.runtime.agent;
 
-import org.flinkagents.ltm.api.AgentSettings;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,17 +15,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.streaming.api.datastream.KeyedStream;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.util.CloseableIterator;
 import org.flinkagents.ltm.api.Action;
 import org.flinkagents.ltm.api.Agent;
 import org.flinkagents.ltm.api.DurableCallable;
@@ -38,10 +28,7 @@ import org.flinkagents.ltm.api.OutputEvent;
 import org.flinkagents.ltm.api.RunnerContext;
 import org.flinkagents.ltm.api.memory.MemorySet;
 import org.flinkagents.ltm.api.memory.MemorySetItem;
-import org.flinkagents.ltm.runtime.memory.MailboxThreadChecker;
 import org.flinkagents.ltm.runtime.memory.PythonLongTermMemory;
-import org.flinkagents.ltm.api.PythonSettings;
-import org.flinkagents.ltm.runtime.memory.TestLtm;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -149,7 +136,6 @@ class AgentRestoreTest {
     @Test
     void testARestoreCallsOnlyWhatWasNotRecordedRewritesItsRowsAndCountsEachInputOnce()
             throws Exception {
-        FailAfterCheckpoint.reset();
         List<Tuple2<String, String>> inputs = new ArrayList<>();
         for (int n = 0; n < 3; n++) {
             for (String key : KEYS) {
@@ -159,32 +145,8 @@ class AgentRestoreTest {
             }
         }
         inputs.add(Tuple2.of("ann", LAST)); // held back until the gate opened
-        Configuration config = new Configuration();
-        config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 1);
-        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
-        env.setParallelism(1);
-        env.enableCheckpointing(100);
-        String jobId = TestLtm.unique("agent-restore");
-        Map<String, Object> memoryConfig = Map.of("long-term-memory.embedded.base-dir",
-                TestLtm.home().resolve(TestLtm.unique("job")).toString());
-        DataGeneratorSource<Tuple2<String, String>> source = new DataGeneratorSource<>(
-                index -> inputs.get(index.intValue()), inputs.size(),
-                new HoldTheLast(inputs.size()), Types.TUPLE(Types.STRING, Types.STRING));
-        KeyedStream<Tuple2<String, String>, String> keyed = env
-                .fromSource(source, WatermarkStrategy.noWatermarks(), "notes").keyBy(t -> t.f0);
-        AgentSettings settings = new AgentSettings(PythonSettings.fromEnvironment(), jobId,
-                memoryConfig, 4, 10);
-        List<String> lines = new ArrayList<>();
-        try (CloseableIterator<Object> out = keyed.transform("agent", Types.GENERIC(Object.class),
-                new FailAfterCheckpoint<String, Tuple2<String, String>, Object>(
-                        AgentPlan.of(new Notes()), settings,
-                        keyed.getType().createSerializer(
-                                keyed.getExecutionConfig().getSerializerConfig())))
-                .executeAndCollect("java-agent-restore-test")) {
-            out.forEachRemaining(o -> lines.add((String) o));
-        }
+        FailAfterCheckpoint.Ran ran = FailAfterCheckpoint.run("agent-restore", new Notes(), inputs,
+                new HoldTheLast(inputs.size()));
 
         assertTrue(FailAfterCheckpoint.injected(),
                 "the job failed right after the checkpoint that held the call");
@@ -197,17 +159,16 @@ class AgentRestoreTest {
 
         // Each input answered once; the short-term counter counted each input once, in order.
         Map<String, List<String>> perKey = new TreeMap<>();
-        for (String line : lines) {
+        for (String line : ran.lines()) {
             String[] f = line.split("\\|");
             perKey.computeIfAbsent(f[0], k -> new ArrayList<>()).add(f[1] + f[2]);
         }
         for (String key : KEYS) {
             assertEquals(List.of(key + " note 0#1", key + " note 1#2", key + " note 2#3"),
-                    perKey.get(key), key + ": " + lines);
+                    perKey.get(key), key + ": " + ran.lines());
         }
         // Exactly one row per input in each key's long-term memory.
-        PythonLongTermMemory ltm = PythonLongTermMemory.open(TestLtm.runtime(), jobId,
-                memoryConfig, MailboxThreadChecker.ofCurrentThread());
+        PythonLongTermMemory ltm = ran.openMemory();
         try {
             for (String key : KEYS) {
                 ltm.switchContext(key, null, true);

@@ -3,7 +3,6 @@ package org.flinkagents.ltm.runtime.agent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -15,31 +14,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.streaming.api.datastream.KeyedStream;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.util.CloseableIterator;
 import org.flinkagents.ltm.api.Action;
 import org.flinkagents.ltm.api.Agent;
-import org.flinkagents.ltm.api.AgentSettings;
 import org.flinkagents.ltm.api.DurableCallable;
 import org.flinkagents.ltm.api.Event;
 import org.flinkagents.ltm.api.InputEvent;
 import org.flinkagents.ltm.api.OutputEvent;
-import org.flinkagents.ltm.api.PythonSettings;
 import org.flinkagents.ltm.api.RunnerContext;
 import org.flinkagents.ltm.api.memory.MemorySet;
 import org.flinkagents.ltm.api.memory.MemorySetItem;
-import org.flinkagents.ltm.runtime.memory.MailboxThreadChecker;
 import org.flinkagents.ltm.runtime.memory.PythonLongTermMemory;
-import org.flinkagents.ltm.runtime.memory.TestLtm;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -125,48 +112,22 @@ class StoredCounterRestoreTest {
     @Test
     void testAKeyWhoseReplayedRecordedCallStoredAnItemKeepsItsCounterSoItsNextInputGetsNewIds()
             throws Exception {
-        FailAfterCheckpoint.reset();
         List<Tuple2<String, String>> inputs = List.of(Tuple2.of("ann", FIRST),
                 Tuple2.of("ann", SECOND));
-        Configuration config = new Configuration();
-        config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 1);
-        config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofMillis(100));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
-        env.setParallelism(1);
-        env.enableCheckpointing(100);
-        String jobId = TestLtm.unique("stored-counter");
-        Map<String, Object> memoryConfig = Map.of("long-term-memory.embedded.base-dir",
-                TestLtm.home().resolve(TestLtm.unique("job")).toString());
-        DataGeneratorSource<Tuple2<String, String>> source = new DataGeneratorSource<>(
-                index -> inputs.get(index.intValue()), inputs.size(), new HoldTheSecond(),
-                Types.TUPLE(Types.STRING, Types.STRING));
-        KeyedStream<Tuple2<String, String>, String> keyed = env
-                .fromSource(source, WatermarkStrategy.noWatermarks(), "notes").keyBy(t -> t.f0);
-        AgentSettings settings = new AgentSettings(PythonSettings.fromEnvironment(), jobId,
-                memoryConfig, 4, 10);
-        List<String> lines = new ArrayList<>();
-        try (CloseableIterator<Object> out = keyed.transform("agent", Types.GENERIC(Object.class),
-                new FailAfterCheckpoint<String, Tuple2<String, String>, Object>(
-                        AgentPlan.of(new Notes()), settings,
-                        keyed.getType().createSerializer(
-                                keyed.getExecutionConfig().getSerializerConfig())))
-                .executeAndCollect("java-stored-counter-restore-test")) {
-            out.forEachRemaining(o -> lines.add((String) o));
-        }
+        FailAfterCheckpoint.Ran ran = FailAfterCheckpoint.run("stored-counter-restore", new Notes(), inputs,
+                new HoldTheSecond());
 
         assertTrue(FailAfterCheckpoint.injected(),
                 "the job failed right after the checkpoint that held 'store'");
         assertEquals(1, STORE_CALLS.get(FIRST), "the recorded 'store' was not called again");
         assertEquals(2, WAIT_CALLS.get(FIRST), "the unrecorded 'wait' ran again after restore");
         assertEquals(0, REPLAYED.getCount(), "the replayed run ended before the second input");
-        assertEquals(2, lines.size(), "one output per input: " + lines);
+        assertEquals(2, ran.lines().size(), "one output per input: " + ran.lines());
         List<String> first = IDS.get(FIRST);
         List<String> second = IDS.get(SECOND);
         assertTrue(Collections.disjoint(first, second), "the second input reused the first "
                 + "input's ids (its key dropped its input counter): " + first + " " + second);
-        PythonLongTermMemory ltm = PythonLongTermMemory.open(TestLtm.runtime(), jobId,
-                memoryConfig, MailboxThreadChecker.ofCurrentThread());
+        PythonLongTermMemory ltm = ran.openMemory();
         try {
             ltm.switchContext("ann", null, true);
             List<String> rows = new ArrayList<>();
