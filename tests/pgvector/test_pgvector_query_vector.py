@@ -6,17 +6,17 @@ import numpy as np
 
 from flink_agents_ltm.integrations.mem0.backends.pgvector import vector_text
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
-from tests.pgvector.test_pgvector_scope_index import filled_store, sent  # noqa: F401
+from tests.pgvector.test_pgvector_scope_index import filled_store, selects, sent  # noqa: F401
 from tests.pgvector.test_pgvector_server import connect
 
 
 def test_long_term_memory_searches_send_the_query_vector_as_text_not_as_an_array(
-        filled_store):  # noqa: F811
+        filled_store, sent):  # noqa: F811
     memory, _ = filled_store
     ltm = Mem0LongTermMemory("job", memory)
     ltm.switch_context("k7", "obs", False)
     assert len(ltm.get_memory_set("notes").search("note", limit=5)) == 5
-    [search] = sent("ORDER BY distance")
+    [search] = selects(sent, "ORDER BY distance")
     assert "ARRAY[" not in search, search[:300]
     assert "vector <=> '[" in search and "]'::vector" in search, search[:300]
 
