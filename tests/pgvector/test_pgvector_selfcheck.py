@@ -144,6 +144,11 @@ def test_check_pgvector_names_a_backend_the_extension_crashed(install_copy, serv
            "'HNSW index build'" in message
     assert "avx512f" in message
     assert store["config"]["password"] not in message
+    # The server now replays its WAL; a fast shutdown then hangs (PostgreSQL 18): stop
+    # must see that and end it at the first try, not after pg_ctl's timeout.
+    stopped = run_script("pgvector-server", "stop", "--dir", str(server_folder))
+    assert "did not stop it" not in stopped.stderr, stopped.stderr
+    assert not listening(port)
 
 
 def test_check_pgvector_names_a_refused_login_without_the_password(pgvector_session):
