@@ -105,6 +105,9 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
     "timeout of the wrong type": (
         with_store(pgvector(password=MARKER, connect_timeout_s="ten", **CLOSED)),
         "must be a number of seconds"),
+    "exact-search bound of the wrong type": (
+        with_store(pgvector(password=MARKER, exact_search_up_to="all", **CLOSED)),
+        "'exact_search_up_to' must be a whole number of rows"),
     "connection string of the wrong type": (with_store(pgvector(connection_string=[MARKER])),
                                             "must be a str"),
     # Apache Flink Agents' keys (api/options.py UPSTREAM_KEYS)

@@ -1,11 +1,14 @@
 """A scoped search on pgvector reads the key's rows through the scope index (exact), also for
-a key large enough for the planner to walk the HNSW index, up to ``EXACT_UP_TO`` rows; a key
-above that is searched through HNSW and still gets ``limit`` rows.
+a key large enough for the planner to walk the HNSW index, up to ``exact_search_up_to`` rows
+(10,000 unless the vector store config says otherwise); a key above that is searched through
+HNSW, still gets ``limit`` rows, and a warning says so once per table.
 
 The statements checked are the ones Mem0's pgvector store really sends: a recording
 cursor captures them on their way to the server, then the test asks the server to
 EXPLAIN them.
 """
+
+import logging
 
 import numpy as np
 import pytest
@@ -110,6 +113,11 @@ def exact_top(store, vector, key, k):
 
 
 BIG = {"user_id": "job", "agent_id": "big", "run_id": "notes"}
+SMALL = {"user_id": "job", "agent_id": "k7", "run_id": "notes"}
+
+
+def warnings(caplog):
+    return [r for r in caplog.records if r.name == pgvector_backend.__name__]
 
 
 def test_a_key_holding_most_rows_is_still_ranked_exactly_through_the_scope_index(
@@ -129,14 +137,28 @@ def test_a_key_holding_most_rows_is_still_ranked_exactly_through_the_scope_index
     assert f"{table}_hnsw_idx" not in executed_indexes(store, search)
 
 
-def test_a_key_above_the_fence_is_searched_through_hnsw_and_still_gets_limit_rows(
-        filled_store, sent, monkeypatch):
-    memory, store = filled_store
+def test_a_key_above_exact_search_up_to_is_searched_through_hnsw_gets_limit_rows_and_warns_once(
+        filled_store, caplog):
+    _, store = filled_store
     table = store["config"]["collection_name"]
-    monkeypatch.setattr(pgvector_backend, "EXACT_UP_TO", int(ROWS * BIG_SHARE) - 1)
-    query = np.random.default_rng(5).standard_normal(384).tolist()
-    hits = memory.vector_store.search("q", query, top_k=60, filters=BIG)
-    [search] = selects(sent, "ORDER BY distance")
-    assert f"{table}_hnsw_idx" in executed_indexes(store, search)
-    assert len(hits) == 60  # an HNSW scan without iterative scans stops at ~ef_search * 60 %
-    assert {hit.payload["agent_id"] for hit in hits} == {"big"}
+    fence = int(ROWS * BIG_SHARE) - 1  # "big" is one row above it
+    fenced = {**store, "config": {**store["config"], "exact_search_up_to": fence}}
+    memory, release = acquire_memory(StoreSpec("job", vector_store=fenced, embedder="hashing"))
+    try:
+        sent = record_statements(memory)
+        query = np.random.default_rng(5).standard_normal(384).tolist()
+        with caplog.at_level(logging.WARNING, logger=pgvector_backend.__name__):
+            small = memory.vector_store.search("q", query, top_k=60, filters=SMALL)
+            assert small and not warnings(caplog)  # exact: nothing to warn about
+            hits = memory.vector_store.search("q", query, top_k=60, filters=BIG)
+            memory.vector_store.search("q", query, top_k=5, filters=BIG)
+        search = selects(sent, "ORDER BY distance")[1]
+        assert f"count(*) <= {fence} " in search
+        assert f"{table}_hnsw_idx" in executed_indexes(store, search)
+        assert len(hits) == 60  # an HNSW scan without iterative scans stops at ~ef_search * 60 %
+        assert {hit.payload["agent_id"] for hit in hits} == {"big"}
+        [warning] = warnings(caplog)  # once per table, not per search
+        assert "'exact_search_up_to'" in warning.getMessage()
+        assert f"{table!r} matched more than {fence} rows" in warning.getMessage()
+    finally:
+        release()

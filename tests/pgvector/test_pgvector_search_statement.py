@@ -1,6 +1,6 @@
 """A long-term memory search on pgvector is one statement, in one round trip: no
 ``BEGIN``/``ROLLBACK`` around it (autocommit), and Mem0's keyword statement is answered
-from it, with the very scores Mem0's own statement gives. Above ``EXACT_UP_TO`` it runs
+from it, with the very scores Mem0's own statement gives. Above ``exact_search_up_to`` it runs
 with ``hnsw.ef_search = HNSW_EF_SEARCH``, for that statement only.
 
 The statements are the ones really sent (a recording cursor); the server is real.
@@ -88,10 +88,10 @@ def test_keyword_search_for_another_query_or_key_runs_mem0s_statement(memory):
 ROWS, BIG = 3000, 2000
 
 
-def test_above_the_fence_the_statement_alone_runs_with_a_larger_ef_search(
-        pgvector_store, monkeypatch):
-    memory, release = acquire_memory(StoreSpec("job", vector_store=pgvector_store,
-                                               embedder="hashing"))
+def test_above_the_fence_the_statement_alone_runs_with_a_larger_ef_search(pgvector_store):
+    fenced = {**pgvector_store, "config": {**pgvector_store["config"],
+                                           "exact_search_up_to": BIG // 2}}
+    memory, release = acquire_memory(StoreSpec("job", vector_store=fenced, embedder="hashing"))
     table = pgvector_store["config"]["collection_name"]
     try:
         with connect(pgvector_store) as conn, conn.cursor() as cur:
@@ -109,7 +109,6 @@ def test_above_the_fence_the_statement_alone_runs_with_a_larger_ef_search(
                         "USING hnsw (vector vector_cosine_ops)")
             cur.execute(f'ANALYZE "{table}"')
         conn.close()
-        monkeypatch.setattr(pgvector_backend, "EXACT_UP_TO", BIG // 2)
         scope = {"user_id": "job", "agent_id": "big", "run_id": "notes"}
         rng = np.random.default_rng(11)
         queries = [rng.standard_normal(384).tolist() for _ in range(6)]

@@ -175,8 +175,10 @@ def test_a_connection_string_gets_the_timeouts_too(pgvector_store):
 @pytest.mark.parametrize(("key", "value"), [
     ("connect_timeout_s", -1), ("connect_timeout_s", "10"), ("connect_timeout_s", 2.5),
     ("statement_timeout_s", True), ("statement_timeout_s", float("nan")),
+    ("exact_search_up_to", -1), ("exact_search_up_to", "10000"), ("exact_search_up_to", 1e4),
+    ("exact_search_up_to", True),
 ])
-def test_a_bad_timeout_is_refused_naming_the_key(pgvector_store, key, value):
+def test_a_bad_timeout_or_search_bound_is_refused_naming_the_key(pgvector_store, key, value):
     store = copy.deepcopy(pgvector_store)
     store["config"][key] = value
     with pytest.raises(ValueError, match=f"the pgvector config's '{key}'"):

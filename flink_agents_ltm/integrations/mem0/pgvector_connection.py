@@ -21,6 +21,10 @@ Both apply to ``host``/``port``/... configs and to ``connection_string`` (whose 
 ``connect_timeout`` and ``options`` they override or extend). When a bound is hit the error
 names ``host:port`` and the key to raise (:meth:`PgvectorConnection.explain`). A
 ``connection_pool`` given to Mem0 is used as it is: it was built by the caller.
+
+One more key of ours says how searches run: ``exact_search_up_to`` (default 10,000 rows): a
+long-term memory search whose filters match up to that many rows ranks them all exactly;
+above it, Mem0's HNSW index serves it, approximately (``backends.pgvector``).
 """
 
 from __future__ import annotations
@@ -37,17 +41,22 @@ from flink_agents_ltm.integrations.mem0 import private_api
 
 __all__ = [
     "CONNECT_TIMEOUT",
+    "EXACT_SEARCH_UP_TO",
+    "OUR_KEYS",
     "STATEMENT_TIMEOUT",
     "TIMEOUT_KEYS",
     "PgvectorConnection",
     "PgvectorTimeoutError",
     "PgvectorUnavailableError",
-    "without_timeouts",
+    "without_our_keys",
 ]
 
 CONNECT_TIMEOUT = "connect_timeout_s"
 STATEMENT_TIMEOUT = "statement_timeout_s"
 TIMEOUT_KEYS = frozenset({CONNECT_TIMEOUT, STATEMENT_TIMEOUT})
+EXACT_SEARCH_UP_TO = "exact_search_up_to"
+OUR_KEYS = TIMEOUT_KEYS | {EXACT_SEARCH_UP_TO}
+DEFAULT_EXACT_SEARCH_UP_TO = 10_000
 DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 # Keys of Mem0's pgvector config that only describe how to connect; they become the DSN.
@@ -70,9 +79,9 @@ _SERVER_GONE_TEXT = {"server closed the connection unexpectedly": "it closed the
                      "eof detected": "it closed the connection"}
 
 
-def without_timeouts(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` without our timeout keys, which Mem0's pgvector config does not know."""
-    return {key: value for key, value in config.items() if key not in TIMEOUT_KEYS}
+def without_our_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` without our keys, which Mem0's pgvector config does not know."""
+    return {key: value for key, value in config.items() if key not in OUR_KEYS}
 
 
 def _dsn_functions() -> tuple[Any, Any]:
@@ -104,18 +113,24 @@ class PgvectorConnection:
     connect_timeout_s: int
     statement_timeout_s: float
     dsn: str | None = field(default=None, repr=False)
+    exact_search_up_to: int = DEFAULT_EXACT_SEARCH_UP_TO
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> PgvectorConnection:
-        """Read (and check) the two timeout keys and the connection settings of a Mem0
-        pgvector config; raises ``ValueError`` naming a bad key, never a value of it."""
+        """Read (and check) our keys and the connection settings of a Mem0 pgvector
+        config; raises ``ValueError`` naming a bad key, never a value of a secret one."""
+        exact = config.get(EXACT_SEARCH_UP_TO, DEFAULT_EXACT_SEARCH_UP_TO)
+        if isinstance(exact, bool) or not isinstance(exact, int) or exact < 0:
+            raise ValueError(f"the pgvector config's '{EXACT_SEARCH_UP_TO}' must be a whole "
+                             f"number of rows >= 0, got {type(exact).__name__} {exact!r}")
         connect = _timeout(config, CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT_S)
         statement = _timeout(config, STATEMENT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT_S)
         if isinstance(connect, float) and not connect.is_integer():
             raise ValueError(f"the pgvector config's '{CONNECT_TIMEOUT}' is a whole number of "
                              f"seconds, got {connect!r}")
         if config.get("connection_pool") is not None:
-            return cls("a connection pool given in the config", int(connect), statement)
+            return cls("a connection pool given in the config", int(connect), statement,
+                       exact_search_up_to=exact)
         given = config.get("connection_string")
         if given is not None and not isinstance(given, str):
             raise ValueError("the pgvector config's 'connection_string' must be a str, got "
@@ -138,12 +153,12 @@ class PgvectorConnection:
                 else option
         target = (f"{merged.get('host', 'localhost')}:{merged.get('port', 5432)}/"
                   f"{merged.get('dbname', 'postgres')}")
-        return cls(target, int(connect), statement, make_dsn(**merged))
+        return cls(target, int(connect), statement, make_dsn(**merged), exact)
 
     def mem0_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """``config`` as Mem0 takes it: our keys removed, the connection settings replaced by
         the connection string built here."""
-        mem0 = without_timeouts(config)
+        mem0 = without_our_keys(config)
         if self.dsn is not None:
             for key in _CONNECTION_KEYS:
                 mem0.pop(key, None)

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import itertools
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, NamedTuple
@@ -32,6 +33,8 @@ from flink_agents_ltm.integrations.mem0.environment import import_mem0
 
 import_mem0()
 from mem0.configs.base import MemoryConfig  # noqa: E402
+
+_log = logging.getLogger(__name__)
 
 
 class Row(NamedTuple):
@@ -107,7 +110,7 @@ class PgVectorBackend(StoreBackend):
     def memory_config(self, store: dict[str, Any], connection: Any) -> MemoryConfig:
         """Mem0 validates the config as given (our timeout keys aside), then gets the
         connection string built for it."""
-        MemoryConfig(vector_store={**store, "config": pgvector_connection.without_timeouts(
+        MemoryConfig(vector_store={**store, "config": pgvector_connection.without_our_keys(
             store["config"])}, history_db_path=":memory:")
         return MemoryConfig(vector_store={**store, "config": connection.mem0_config(
             store["config"])}, history_db_path=":memory:")
@@ -126,7 +129,7 @@ class PgVectorBackend(StoreBackend):
         connection.name_timeouts(vector_store)
         pgvector_store.prepare(vector_store, dimensions)
         pg = inner(vector_store)
-        pg.search = functools.partial(_mem0_search, pg)
+        pg.search = functools.partial(_mem0_search, pg, connection.exact_search_up_to)
         pg.keyword_search = functools.partial(_mem0_keyword_search, pg,
                                               type(pg).keyword_search.__get__(pg))
 
@@ -263,9 +266,10 @@ class PgVectorBackend(StoreBackend):
         pgvector_store.close(owner)
 
 
-EXACT_UP_TO = 10_000
+EXACT_UP_TO = pgvector_connection.DEFAULT_EXACT_SEARCH_UP_TO
 """Rows matching a search's filters up to which :func:`_mem0_search` ranks them all
-exactly (~1 us a row on the server); above, the HNSW index serves it (approximate)."""
+exactly (~1 us a row on the server) unless the vector store's config says otherwise
+(``exact_search_up_to``); above, the HNSW index serves it (approximate)."""
 
 HNSW_EF_SEARCH = 200
 """``hnsw.ef_search`` of a search above :data:`EXACT_UP_TO` (pgvector's default is 40),
@@ -278,11 +282,11 @@ flight; a search nobody asks the scores of, an ``add``'s duplicate check, is dro
 after this many more)."""
 
 
-def _mem0_search(pg: Any, query: str, vectors: Sequence[float], top_k: int = 5,
-                 filters: dict[str, Any] | None = None) -> list[Row]:
-    """Mem0's ``PGVector.search`` in one round trip, exact for keys up to
-    :data:`EXACT_UP_TO` rows, with the query vector sent as text; it also scores the
-    hits for Mem0's keyword statement (:func:`_mem0_keyword_search`).
+def _mem0_search(pg: Any, exact_up_to: int, query: str, vectors: Sequence[float],
+                 top_k: int = 5, filters: dict[str, Any] | None = None) -> list[Row]:
+    """Mem0's ``PGVector.search`` in one round trip, exact for keys up to ``exact_up_to``
+    rows (:data:`EXACT_UP_TO` unless configured), with the query vector sent as text; it
+    also scores the hits for Mem0's keyword statement (:func:`_mem0_keyword_search`).
 
     - Mem0 passes the vector as a list of floats, which psycopg2 adapts as an
       ``ARRAY[...]`` of 384 numbers, one at a time (~2 ms of client time per search, more
@@ -297,7 +301,8 @@ def _mem0_search(pg: Any, query: str, vectors: Sequence[float], top_k: int = 5,
       for this statement only: ``set_config(..., true)`` runs with the query vector's
       subquery, which the index scan evaluates before it starts (set in the fence, it
       was seen to miss a scan's start now and then); the statement is its own
-      transaction, so the setting ends with it.
+      transaction, so the setting ends with it. The first search of a table served that
+      way logs one warning, naming ``exact_search_up_to`` (:func:`_approximate_once`).
     - Mem0 sends a keyword statement after every search (``ts_rank_cd`` over all of the
       key's rows) but only uses the scores of the search's hits. The statement scores the
       hits it returns instead, in the same round trip, and Mem0's ``keyword_search`` that
@@ -318,15 +323,16 @@ def _mem0_search(pg: Any, query: str, vectors: Sequence[float], top_k: int = 5,
     text = vector_text(vectors)
     keywords = _lemmatized(lemmatize_for_bm25, query or "")
     statement = sql.SQL(
-        f"WITH fence AS MATERIALIZED (SELECT count(*) <= {EXACT_UP_TO:d} AS exact "
-        f"FROM (SELECT FROM {{table}} {where} LIMIT {EXACT_UP_TO + 1:d}) matching), "
+        f"WITH fence AS MATERIALIZED (SELECT count(*) <= {exact_up_to:d} AS exact "
+        f"FROM (SELECT FROM {{table}} {where} LIMIT {exact_up_to + 1:d}) matching), "
         "words AS MATERIALIZED (SELECT plainto_tsquery('simple', %s) AS query), "
         "near AS MATERIALIZED (SELECT %s::vector AS vector, set_config('hnsw.ef_search', "
         f"'{HNSW_EF_SEARCH:d}', true) AS ef_search) "
         "SELECT id, distance, payload, CASE WHEN to_tsvector('simple', "
         "payload->>'text_lemmatized') @@ (SELECT query FROM words) THEN ts_rank_cd("
-        "to_tsvector('simple', payload->>'text_lemmatized'), (SELECT query FROM words)) END "
-        "FROM ((SELECT id, distance, payload FROM (SELECT id, vector <=> %s::vector AS "
+        "to_tsvector('simple', payload->>'text_lemmatized'), (SELECT query FROM words)) END, "
+        "(SELECT exact FROM fence) FROM ((SELECT id, distance, payload FROM (SELECT id, "
+        "vector <=> %s::vector AS "
         f"distance, payload FROM {{table}} {where} OFFSET 0) scoped WHERE (SELECT exact "
         "FROM fence) ORDER BY distance LIMIT %s) UNION ALL "
         "(SELECT id, vector <=> (SELECT vector FROM near) AS distance, payload FROM "
@@ -337,11 +343,28 @@ def _mem0_search(pg: Any, query: str, vectors: Sequence[float], top_k: int = 5,
         cur.execute(statement, (*parameters, keywords, text, text, *parameters, top_k,
                                 *parameters, top_k))
         rows = cur.fetchall()
+    if rows and not rows[0][4]:
+        _approximate_once(pg, exact_up_to)
     hits = [Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
     matched = sorted((Row(str(r[0]), r[2], float(r[3])) for r in rows if r[3] is not None),
                      key=lambda row: -(row.score or 0.0))
     _keyword_scores(pg).keep((keywords, _filter_key(filters), top_k), matched)
     return hits
+
+
+def _approximate_once(pg: Any, exact_up_to: int) -> None:
+    """One warning per table and process: a search matched more rows than are ranked
+    exactly, so the HNSW index served it."""
+    if pg.__dict__.setdefault("_flink_agents_ltm_warned_approximate", False):
+        return
+    pg.__dict__["_flink_agents_ltm_warned_approximate"] = True
+    _log.warning(
+        "a search of pgvector table %r matched more than %d rows (the vector store config's "
+        "'%s'), so Mem0's HNSW index served it and its hits are approximate (close with "
+        "sentence embeddings, far off with vectors near random: docs/vector-stores.md); "
+        "raise '%s' to rank such searches exactly, at ~1-2 us a row on the server "
+        "(logged once per table)", pg.collection_name, exact_up_to,
+        pgvector_connection.EXACT_SEARCH_UP_TO, pgvector_connection.EXACT_SEARCH_UP_TO)
 
 
 def _mem0_keyword_search(pg: Any, original: Any, query: str, top_k: int = 5,
