@@ -8,10 +8,16 @@ import tempfile
 
 import pytest
 
+from flink_agents_ltm.integrations.mem0.environment import prepare_environment
+
 _home = tempfile.mkdtemp(prefix="flink-agents-ltm-tests-")
 os.environ.setdefault("FLINK_AGENTS_LTM_HOME", _home)
 os.environ.setdefault("MEM0_DIR", os.path.join(_home, "mem0"))
 atexit.register(shutil.rmtree, _home, ignore_errors=True)
+# The rest of Mem0's environment as the package sets it (telemetry off, Hugging Face
+# offline), now: a test module that imports mem0 itself, before the package, would
+# otherwise start Mem0's PostHog client, which retries the network at exit.
+prepare_environment()
 
 
 def pytest_configure(config):
