@@ -46,11 +46,11 @@ import time
 from typing import Any
 
 import numpy as np
-import psycopg2.extensions
 import psycopg2.extras
 
 from bench._results import add_json_argument, write_results
 from bench.scoped_search import fresh_pgvector_memory, pgvector_server
+from tests.pgvector.recording import recording
 
 DIMS = 384
 TOP_K = 60
@@ -105,41 +105,12 @@ def literal(vector: list[float]) -> str:
     return "[" + ",".join(map(repr, vector)) + "]"
 
 
-class RecordingCursor(psycopg2.extensions.cursor):
-    """Keeps the last statement sent while ``recording`` is set, as the server got it
-    (parameters in place); else it costs nothing (a timed search is not recorded: the
-    copy made here would count as client time)."""
-
-    recording = False
-    last = ""
-
-    def execute(self, query: Any, vars: Any = None) -> Any:
-        if RecordingCursor.recording:
-            RecordingCursor.last = self.mogrify(query, vars).decode()
-        return super().execute(query, vars)
-
-
-def recorded_search(store: Any, vector: list[float], filters: dict[str, str]) -> str:
-    """The statement ``store.search`` sends for ``vector`` and ``filters``."""
-    RecordingCursor.recording = True
-    try:
-        store.search(query="q", vectors=vector, top_k=TOP_K, filters=filters)
-    finally:
-        RecordingCursor.recording = False
-    return RecordingCursor.last
-
-
-class RecordingPool:
-    def __init__(self, pool: Any):
-        self._pool = pool
-
-    def getconn(self, *args: Any, **kwargs: Any) -> Any:
-        conn = self._pool.getconn(*args, **kwargs)
-        conn.cursor_factory = RecordingCursor
-        return conn
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._pool, name)
+def recorded_search(memory: Any, vector: list[float], filters: dict[str, str]) -> str:
+    """The statement ``memory``'s store sends for a search of ``vector`` with ``filters``
+    (recorded on an untimed call of its own: recording costs client time)."""
+    with recording(memory) as sent:
+        memory.vector_store.search(query="q", vectors=vector, top_k=TOP_K, filters=filters)
+    return sent[-1].text
 
 
 class Table:
@@ -147,7 +118,6 @@ class Table:
         self.memory, self.release = fresh_pgvector_memory(store_config)
         self.store = self.memory.vector_store
         self.pg = self.store.inner
-        self.pg.connection_pool = RecordingPool(self.pg.connection_pool)
         self.table = self.pg.collection_name
         self.indexes = self.query(
             "SELECT indexdef FROM pg_indexes WHERE tablename = %s AND indexname <> %s",
@@ -257,7 +227,7 @@ def measure(table: Table, key: str, rows: int, queries: int, query: Any) -> dict
         started = time.perf_counter()
         hits = table.store.search(query="q", vectors=vector, top_k=TOP_K, filters=filters)
         elapsed = time.perf_counter() - started
-        ours = recorded_search(table.store, vector, filters)
+        ours = recorded_search(table.memory, vector, filters)
         words = f"w{n % WORDS}"
         started = time.perf_counter()
         table.store.search(query=words, vectors=vector, top_k=TOP_K, filters=filters)

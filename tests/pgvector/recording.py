@@ -2,11 +2,15 @@
 
 ``record_statements(memory)`` gives the store's pool a cursor that keeps each statement
 (``Sent.text``) and whether its connection was in autocommit (``Sent.autocommit``; if not,
-psycopg2 sent a ``BEGIN`` before it and the pool a ``ROLLBACK`` after). The server is real.
+psycopg2 sent a ``BEGIN`` before it and the pool a ``ROLLBACK`` after). ``recording(memory)``
+does the same for one block only (a benchmark times calls outside it: the copy of each
+statement made here would count as client time). The server is real.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import psycopg2.extensions
@@ -35,6 +39,10 @@ class _RecordingPool:
         conn.cursor_factory = self._cursor
         return conn
 
+    def putconn(self, conn, *args, **kwargs):
+        conn.cursor_factory = psycopg2.extensions.cursor  # back in the pool: not recording
+        return self._pool.putconn(conn, *args, **kwargs)
+
     def __getattr__(self, name):
         return getattr(self._pool, name)
 
@@ -47,3 +55,14 @@ def record_statements(memory: Any) -> list[Sent]:
     pg = memory.vector_store.inner
     pg.connection_pool = _RecordingPool(pg.connection_pool, cursor)
     return sent
+
+
+@contextlib.contextmanager
+def recording(memory: Any) -> Iterator[list[Sent]]:
+    """:func:`record_statements` for the block only; the store's own pool after it."""
+    pg = memory.vector_store.inner
+    pool = pg.connection_pool
+    try:
+        yield record_statements(memory)
+    finally:
+        pg.connection_pool = pool

@@ -28,8 +28,8 @@ key, set) travels in each row's payload. The driver is ``psycopg2`` (the ``pgvec
   key is, so for a key holding a few % of the table or more it would walk the
   HNSW index instead (approximate, and poorly so for a key of a few %); long-term
   memory's search ranks keys up to ``exact_search_up_to`` rows (a key of the
-  vector store's config, ``backends.pgvector.EXACT_UP_TO`` when unset) exactly all
-  the same, and leaves larger ones to the planner.
+  vector store's config, ``pgvector_connection.DEFAULT_EXACT_SEARCH_UP_TO`` when
+  unset) exactly all the same, and leaves larger ones to the planner.
 - HNSW returns at most ``hnsw.ef_search`` (40) candidates and filters them
   afterwards, so a search for a large key could return fewer than ``limit``
   rows. Every connection of the pool therefore runs with ``hnsw.iterative_scan

@@ -266,13 +266,8 @@ class PgVectorBackend(StoreBackend):
         pgvector_store.close(owner)
 
 
-EXACT_UP_TO = pgvector_connection.DEFAULT_EXACT_SEARCH_UP_TO
-"""Rows matching a search's filters up to which :func:`_mem0_search` ranks them all
-exactly (~1 us a row on the server) unless the vector store's config says otherwise
-(``exact_search_up_to``); above, the HNSW index serves it (approximate)."""
-
 HNSW_EF_SEARCH = 200
-"""``hnsw.ef_search`` of a search above :data:`EXACT_UP_TO` (pgvector's default is 40),
+"""``hnsw.ef_search`` of a search above ``exact_search_up_to`` (pgvector's default is 40),
 set for that one statement: see :func:`_mem0_search` and docs/vector-stores.md for what
 it buys (and what it cannot)."""
 
@@ -285,7 +280,7 @@ after this many more)."""
 def _mem0_search(pg: Any, exact_up_to: int, query: str, vectors: Sequence[float],
                  top_k: int = 5, filters: dict[str, Any] | None = None) -> list[Row]:
     """Mem0's ``PGVector.search`` in one round trip, exact for keys up to ``exact_up_to``
-    rows (:data:`EXACT_UP_TO` unless configured), with the query vector sent as text; it
+    rows (the store config's ``exact_search_up_to``), with the query vector sent as text; it
     also scores the hits for Mem0's keyword statement (:func:`_mem0_keyword_search`).
 
     - Mem0 passes the vector as a list of floats, which psycopg2 adapts as an
@@ -355,7 +350,7 @@ def _mem0_search(pg: Any, exact_up_to: int, query: str, vectors: Sequence[float]
 def _approximate_once(pg: Any, exact_up_to: int) -> None:
     """One warning per table and process: a search matched more rows than are ranked
     exactly, so the HNSW index served it."""
-    if pg.__dict__.setdefault("_flink_agents_ltm_warned_approximate", False):
+    if pg.__dict__.get("_flink_agents_ltm_warned_approximate"):
         return
     pg.__dict__["_flink_agents_ltm_warned_approximate"] = True
     _log.warning(
