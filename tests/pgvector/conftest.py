@@ -1,9 +1,14 @@
-"""A table of its own on the session's pgvector server (``pgvector_session``, tests/conftest.py)."""
+"""A table of its own on the session's pgvector server (``pgvector_session``, tests/conftest.py),
+empty or filled with random rows, and the statements a store sends to it."""
 
 import copy
 import uuid
 
 import pytest
+
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from tests.pgvector.random_rows import BIG_SHARE, ROWS, fill_random_rows
+from tests.pgvector.recording import record_statements
 
 
 @pytest.fixture
@@ -12,3 +17,19 @@ def pgvector_store(pgvector_session):
     store = copy.deepcopy(pgvector_session[0])
     store["config"]["collection_name"] = f"t_{uuid.uuid4().hex[:12]}"
     return store
+
+
+@pytest.fixture
+def filled_store(pgvector_store):
+    """``(memory, store)``: Mem0 on a table of ROWS random rows (``fill_random_rows``)."""
+    memory, release = acquire_memory(StoreSpec("job", vector_store=pgvector_store,
+                                               embedder="hashing"))
+    fill_random_rows(pgvector_store, ROWS, int(ROWS * BIG_SHARE), 100)
+    yield memory, pgvector_store
+    release()
+
+
+@pytest.fixture
+def sent(filled_store):
+    """The statements ``filled_store``'s Mem0 sends from now on (``record_statements``)."""
+    return record_statements(filled_store[0])

@@ -57,6 +57,12 @@ def record_statements(memory: Any) -> list[Sent]:
     return sent
 
 
+def selects(sent: list[Sent], kind: str) -> list[str]:
+    """The texts of the queries in ``sent`` (``SELECT``/``WITH``) that hold ``kind``."""
+    return [s.text for s in sent
+            if s.text.lstrip().startswith(("SELECT", "WITH")) and kind in s.text]
+
+
 @contextlib.contextmanager
 def recording(memory: Any) -> Iterator[list[Sent]]:
     """:func:`record_statements` for the block only; the store's own pool after it."""

@@ -6,12 +6,12 @@ import numpy as np
 
 from flink_agents_ltm.integrations.mem0.backends.pgvector import vector_text
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
-from tests.pgvector.test_pgvector_scope_index import filled_store, selects, sent  # noqa: F401
+from tests.pgvector.recording import selects
 from tests.pgvector.test_pgvector_server import connect
 
 
 def test_long_term_memory_searches_send_the_query_vector_as_text_not_as_an_array(
-        filled_store, sent):  # noqa: F811
+        filled_store, sent):
     memory, _ = filled_store
     ltm = Mem0LongTermMemory("job", memory)
     ltm.switch_context("k7", "obs", False)

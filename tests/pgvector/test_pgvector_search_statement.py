@@ -12,6 +12,7 @@ import pytest
 from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from tests.pgvector.random_rows import fill_random_rows
 from tests.pgvector.recording import record_statements
 from tests.pgvector.test_pgvector_server import connect
 
@@ -94,21 +95,7 @@ def test_above_the_fence_the_statement_alone_runs_with_a_larger_ef_search(pgvect
     memory, release = acquire_memory(StoreSpec("job", vector_store=fenced, embedder="hashing"))
     table = pgvector_store["config"]["collection_name"]
     try:
-        with connect(pgvector_store) as conn, conn.cursor() as cur:
-            cur.execute(f'DROP INDEX "{table}_hnsw_idx"')
-            cur.execute(f"""
-                INSERT INTO "{table}" (id, vector, payload)
-                SELECT gen_random_uuid(), v.vec::vector(384), jsonb_build_object(
-                    'user_id', 'job', 'run_id', 'notes', 'data', 'note ' || g, 'agent_id',
-                    CASE WHEN g < %s THEN 'big' ELSE 'k' || (g %% 50) END)
-                FROM generate_series(0, %s - 1) g,
-                     LATERAL (SELECT array_agg(random() - 0.5) AS vec
-                              FROM generate_series(1, 384) WHERE g >= 0) v""", (BIG, ROWS))
-            cur.execute("SET maintenance_work_mem = '128MB'")
-            cur.execute(f'CREATE INDEX "{table}_hnsw_idx" ON "{table}" '
-                        "USING hnsw (vector vector_cosine_ops)")
-            cur.execute(f'ANALYZE "{table}"')
-        conn.close()
+        fill_random_rows(pgvector_store, ROWS, BIG, 50)
         scope = {"user_id": "job", "agent_id": "big", "run_id": "notes"}
         rng = np.random.default_rng(11)
         queries = [rng.standard_normal(384).tolist() for _ in range(6)]
