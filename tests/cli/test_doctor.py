@@ -6,7 +6,6 @@ install hides them: a ``sitecustomize`` first on the child's path blocks their i
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
@@ -15,8 +14,6 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
-
-import pytest
 
 from flink_agents_ltm import doctor
 from tests.pgvector.server import run_script
@@ -35,17 +32,6 @@ atexit.register(lambda: print("imported:", json.dumps(
 sys.argv[0] = "flink-agents-ltm"
 sys.exit(command.load()())
 """
-try:  # written beside this command; until it is merged its test cannot run
-    importlib.import_module(doctor.SELFCHECK_MODULE)
-    SELFCHECK_MISSING = False
-except ModuleNotFoundError as error:
-    if error.name != doctor.SELFCHECK_MODULE:
-        raise
-    SELFCHECK_MISSING = True
-needs_selfcheck = pytest.mark.skipif(SELFCHECK_MISSING, reason=(
-    f"{doctor.SELFCHECK_MODULE} is not on this branch yet (written by another change)"))
-
-
 def run_doctor(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
                path_first: Path | None = None, command: list[str] | None = None
                ) -> subprocess.CompletedProcess:
@@ -100,7 +86,7 @@ def test_a_full_run_passes_here_fast_checks_first_and_imports_no_heavy_library(t
     *lines, summary, imported = ran.stdout.splitlines()
     found = results(subprocess.CompletedProcess([], 0, "\n".join([*lines, summary]), ""))
     assert list(found) == list(doctor.NAMES)
-    assert {name for name, (status, _) in found.items() if status != "OK"} == {"pgvector"}
+    assert {name for name, (status, _) in found.items() if status != "OK"} == {"store"}
     assert summary == f"flink-agents-ltm doctor: all {len(doctor.NAMES)} checks passed " \
                       "(1 skipped)"
     assert imported == "imported: []"
@@ -176,6 +162,24 @@ def test_extras_lists_what_is_installed_and_fails_on_a_half_installed_extra(tmp_
     assert faiss_absent[:3] == ("OK", "local-embedder yes, pgvector yes, faiss no", 0)
 
 
+def test_extras_fails_when_the_configured_store_lacks_its_driver(tmp_path):
+    store_file = _store_file(tmp_path, {"host": "127.0.0.1", "port": 1, "password": "s3cret"})
+    lacking = only(tmp_path, "extras", "--vector-store-file", str(store_file),
+                   path_first=hiding(tmp_path / "hide", "psycopg2"))
+
+    assert lacking[:3] == ("FAIL", "local-embedder yes, pgvector no, faiss yes; the configured "
+                                   "pgvector store needs the driver: pip install "
+                                   "'flink-agents-ltm[pgvector]'", 1)
+
+
+def test_the_extras_checked_are_pyprojects_user_facing_extras():
+    from flink_agents_ltm.integrations.extras import EXTRAS
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert [extra.name for extra in EXTRAS] == [name for name in declared if name != "dev"]
+
+
 def _shadow(tmp_path, version: str):
     """A folder whose apache-flink metadata says ``version``, to put first on the path."""
     shadow = tmp_path / f"shadow-{version}"
@@ -233,29 +237,20 @@ def test_pemja_finds_this_interpreters_shared_libpython_and_fails_when_it_cannot
                               "import of find_libpython halted")
 
 
-def test_pgvector_is_skipped_without_a_store_and_for_another_provider(tmp_path):
+def test_store_is_skipped_without_a_store_and_for_a_provider_without_a_self_check(tmp_path):
     config = tmp_path / "ltm.yaml"
     config.touch(mode=0o600)
     config.write_text(json.dumps({"long-term-memory.vector-store": {
         "provider": "faiss", "config": {"path": str(tmp_path / "f")}}}))
-    none = only(tmp_path, "pgvector")
-    faiss = only(tmp_path, "pgvector", "--config", str(config))
+    none = only(tmp_path, "store")
+    faiss = only(tmp_path, "store", "--config", str(config))
     assert none[:3] == ("SKIP", "no store configured (--config FILE or --vector-store-file "
                                 "FILE)", 0)
-    assert faiss[:3] == ("SKIP", "the configured store's provider is 'faiss', not pgvector", 0)
+    assert faiss[:3] == ("SKIP", "the configured store's provider 'faiss' has no self-check",
+                         0)
 
 
-def test_pgvector_says_not_available_when_this_install_has_no_self_check(tmp_path):
-    store_file = _store_file(tmp_path, {"host": "127.0.0.1", "port": 1, "password": "s3cret"})
-    hidden = only(tmp_path, "pgvector", "--vector-store-file", str(store_file),
-                  path_first=hiding(tmp_path / "hide", doctor.SELFCHECK_MODULE))
-    assert hidden[:3] == ("SKIP", "not available: this install has no pgvector self-check "
-                                  f"({doctor.SELFCHECK_MODULE}); store at 127.0.0.1:1 not "
-                                  "checked", 0)
-
-
-@needs_selfcheck
-def test_pgvector_fails_in_one_line_when_no_server_listens_and_never_shows_the_password(
+def test_store_fails_in_one_line_when_no_pgvector_server_listens_and_never_shows_the_password(
         tmp_path):
     with socket.socket() as bound:  # bound, never listening: connections are refused
         bound.bind(("127.0.0.1", 0))
@@ -263,27 +258,29 @@ def test_pgvector_fails_in_one_line_when_no_server_listens_and_never_shows_the_p
         store_file = _store_file(tmp_path, {"host": "127.0.0.1", "port": port, "dbname": "mem0",
                                             "user": "mem0", "password": "s3cret-pw",
                                             "connect_timeout_s": 2})
-        ran = run_doctor(tmp_path, "--check", "pgvector", "--vector-store-file",
+        ran = run_doctor(tmp_path, "--check", "store", "--vector-store-file",
                          str(store_file))
 
-    status, detail = results(ran)["pgvector"]
+    status, detail = results(ran)["store"]
     assert (status, ran.returncode) == ("FAIL", 1)
-    assert detail.startswith(f"127.0.0.1:{port}: ")
+    assert detail.startswith(f"pgvector self-check: cannot connect to the pgvector store at "
+                             f"127.0.0.1:{port}/mem0: "), detail
     assert "s3cret-pw" not in ran.stdout + ran.stderr
-    assert ran.stdout.splitlines()[-1] == "flink-agents-ltm doctor: 1 of 1 checks failed: " \
-                                          "pgvector"
+    assert ran.stdout.splitlines()[-1] == "flink-agents-ltm doctor: 1 of 1 checks failed: store"
 
 
-@needs_selfcheck
-def test_pgvector_passes_on_the_sessions_server(pgvector_session, tmp_path):
+def test_store_passes_on_the_sessions_pgvector_server(pgvector_session, tmp_path):
     store_file = tmp_path / "store.json"
     run_script("pgvector-server", "status", "--dir", str(pgvector_session[1]),
                "--output", str(store_file))
-    ran = run_doctor(tmp_path, "--check", "pgvector", "--vector-store-file", str(store_file))
+    ran = run_doctor(tmp_path, "--check", "store", "--vector-store-file", str(store_file))
     store = json.loads(store_file.read_text())["config"]
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert results(ran)["pgvector"][0] == "OK"
-    assert results(ran)["pgvector"][1].startswith(f"127.0.0.1:{store['port']} ")
+    status, detail = results(ran)["store"]
+    assert status == "OK"
+    assert detail.startswith("pgvector ") and f" at 127.0.0.1:{store['port']}/mem0: HNSW build" \
+        in detail, detail
+    assert detail.endswith(f"{store_file})"), detail
     assert store["password"] not in ran.stdout + ran.stderr
 
 

@@ -233,3 +233,31 @@ def vacuum_full(config: dict[str, Any], table: str) -> None:
 
 
 _LOCK_NOT_AVAILABLE = "55P03"  # lock_timeout expired
+
+
+def holds_user(config: dict[str, Any], table: str, user_id: str) -> bool | None:
+    """Whether ``table`` of the store holds a row of Mem0's ``user_id`` (``None``: the
+    table does not exist), read in a transaction that is rolled back, so nothing is
+    created; ``True`` without looking when the config gives a connection pool of the
+    caller's (not ours to open)."""
+    from psycopg2 import sql
+
+    from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
+
+    connection = PgvectorConnection.from_config(config)
+    if connection.dsn is None:
+        return True
+    conn = connection.connect()
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT to_regclass(%s)", (sql.Identifier(table).as_string(conn),))
+            (found,) = cursor.fetchone() or (None,)
+            if found is not None:
+                cursor.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {} WHERE "
+                                       "payload->>'user_id' = %s)").format(
+                    sql.Identifier(table)), (user_id,))
+                (found,) = cursor.fetchone() or (False,)
+        conn.rollback()
+    finally:
+        conn.close()
+    return None if found is None else bool(found)

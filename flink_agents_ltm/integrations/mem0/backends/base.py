@@ -5,9 +5,11 @@ One :class:`StoreBackend` per provider owns every fact about it: whether its cli
 a lock, whether its ``insert`` upserts, whether rows are written chunk by chunk, how to
 delete many rows, what dimensions a collection holds, which filters it evaluates itself,
 which config keys point at a server, how Mem0 is configured and opened on it and how it
-is closed. The defaults rely on ``VectorStoreBase`` alone and serve any store we have not
-tested (:class:`~.generic.GenericBackend`); :mod:`flink_agents_ltm.integrations.mem0.backends`
-looks a backend up by provider name.
+is closed; and for the command line (``erase-key``, ``doctor``): which extra installs its
+client, whether a job has rows in it, how its erased rows' bytes are compacted away and
+how its server proves it works here. The defaults rely on ``VectorStoreBase`` alone and
+serve any store we have not tested (:class:`~.generic.GenericBackend`);
+:mod:`flink_agents_ltm.integrations.mem0.backends` looks a backend up by provider name.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ def inner(store: Any) -> Any:
     return getattr(store, "inner", store)
 
 
+class StoreCheckError(RuntimeError):
+    """A store's self-check failed; the message (one line, no secret) names the cause."""
+
+
 class StoreBackend:
     """One provider's facts; the defaults hold for any Mem0 store."""
 
@@ -45,6 +51,8 @@ class StoreBackend:
     server_keys: ClassVar[tuple[str, ...]] = ()
     #: whether long-term memory writes a large add chunk by chunk, as vectors come
     writes_in_chunks: ClassVar[bool] = False
+    #: the extra of flink-agents-ltm that installs the store's client (``None``: none needed)
+    extra: ClassVar[str | None] = None
 
     # ------------------------------------------------------------- facts about a store
 
@@ -149,6 +157,25 @@ class StoreBackend:
     def delete_many(self, store: VectorStoreBase, ids: Sequence[str]) -> None:
         for vector_id in ids:
             store.delete(vector_id=vector_id)
+
+    # ------------------------------------------------------------- the command line
+
+    def missing_job(self, config: dict[str, Any], job_id: str, where: str) -> str | None:
+        """Why ``job_id`` has nothing in the store of ``config`` (described as ``where``),
+        one line for ``erase-key`` to refuse the job with, before anything is created;
+        ``None`` when it has rows or the store cannot tell (the default)."""
+        return None
+
+    def compactor(self, config: dict[str, Any]) -> Callable[[], None] | None:
+        """What gives the bytes of erased rows back (``erase-key --compact``), checked
+        before anything is erased; ``None``: this store cannot (the default)."""
+        return None
+
+    def self_check(self, config: dict[str, Any], dims: int) -> str | None:
+        """Prove that the server of ``config`` runs this store's code on this machine
+        (``doctor``): a one-line summary, or :class:`StoreCheckError` naming the cause;
+        ``None``: this store has no self-check (the default)."""
+        return None
 
     def close(self, owner: Any) -> None:
         """Close the store's client, if it has one."""

@@ -4,6 +4,8 @@ filter language itself."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from flink_agents_ltm.api.filters import MetadataFilter, field_names, to_mem0
@@ -50,6 +52,32 @@ class EmbeddedBackend(WholeFilterBackend):
         for store in (memory.vector_store, private_api.entity_store(memory)):
             if store is not None:
                 store.close()
+
+    def missing_job(self, config: dict[str, Any], job_id: str, where: str) -> str | None:
+        """A job has a store when its folder under the base folder holds the store's file
+        (the folders of the other jobs that have one are named, to catch a misspelling)."""
+        file = Path(config["path"])
+        if file.is_file():
+            return None
+        return (f"job {job_id!r} has no embedded store under {file.parent.parent} (no "
+                f"{file.parent.name}/{file.name}); check --job-id and the base folder"
+                f"{_jobs_in(file.parent.parent, file.name)}")
+
+    def compactor(self, config: dict[str, Any]) -> Callable[[], None]:
+        """``VACUUM`` of the job's file (see :func:`.embedded_store.vacuum`)."""
+        file = config["path"]
+        return lambda: embedded_store.vacuum(file)
+
+
+def _jobs_in(base: Path, store_file: str) -> str:
+    try:
+        jobs = sorted(p.name for p in base.iterdir() if (p / store_file).is_file())
+    except OSError:
+        return ""
+    if not jobs:
+        return ""
+    shown = ", ".join(jobs[:5]) + (f" and {len(jobs) - 5} more" if len(jobs) > 5 else "")
+    return f" (stores there: {shown})"
 
 
 class ResourceBackend(WholeFilterBackend):

@@ -24,6 +24,7 @@ from flink_agents_ltm.integrations.mem0.backends.pgvector import Row
 
 class FaissBackend(StoreBackend):
     provider: ClassVar[str] = "faiss"
+    extra: ClassVar[str | None] = "faiss"
 
     def needs_lock(self, store: Any) -> bool:
         return True

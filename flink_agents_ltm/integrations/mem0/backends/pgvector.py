@@ -21,7 +21,12 @@ from flink_agents_ltm.api.filters import ORDERINGS, AnyOf, Condition, MetadataFi
 from flink_agents_ltm.api.memory.expiry import EXPIRES_AT
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.mem0 import pgvector_connection, pgvector_store, private_api
-from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend, Vector, inner
+from flink_agents_ltm.integrations.mem0.backends.base import (
+    StoreBackend,
+    StoreCheckError,
+    Vector,
+    inner,
+)
 from flink_agents_ltm.integrations.mem0.backends.filter_parts import (
     NativeFilter,
     Translate,
@@ -35,6 +40,14 @@ import_mem0()
 from mem0.configs.base import MemoryConfig  # noqa: E402
 
 _log = logging.getLogger(__name__)
+
+
+def _table(config: dict[str, Any]) -> str:
+    """The store's table: the config's ``collection_name``, else Mem0's default."""
+    from mem0.configs.vector_stores.pgvector import PGVectorConfig
+
+    default = PGVectorConfig.model_fields["collection_name"].default
+    return str(config.get("collection_name") or default)
 
 
 class Row(NamedTuple):
@@ -86,6 +99,7 @@ def _translator(reserved: frozenset[str]) -> Translate:
 class PgVectorBackend(StoreBackend):
     provider: ClassVar[str] = "pgvector"
     writes_in_chunks: ClassVar[bool] = True
+    extra: ClassVar[str | None] = "pgvector"
 
     def needs_lock(self, store: Any) -> bool:
         return True
@@ -132,6 +146,39 @@ class PgVectorBackend(StoreBackend):
         pg.search = functools.partial(_mem0_search, pg, connection.exact_search_up_to)
         pg.keyword_search = functools.partial(_mem0_keyword_search, pg,
                                               type(pg).keyword_search.__get__(pg))
+
+    # ------------------------------------------------------------- the command line
+
+    def missing_job(self, config: dict[str, Any], job_id: str, where: str) -> str | None:
+        """The rows of every job share one table: a job has a store when the collection's
+        table exists and holds a row of the job (a job whose every key was erased has
+        none: there is nothing left to erase)."""
+        from flink_agents_ltm.integrations.mem0.scope import mem0_id
+
+        table = _table(config)
+        found = pgvector_store.holds_user(config, table, mem0_id(job_id))
+        if found is None:
+            return (f"job {job_id!r} has no store in {where}: its table {table!r} does not "
+                    "exist; check --job-id and the collection_name")
+        if not found:
+            return (f"job {job_id!r} has no memories in {where} (no row of this job; "
+                    "nothing to erase); check --job-id")
+        return None
+
+    def compactor(self, config: dict[str, Any]) -> Callable[[], None]:
+        """``VACUUM FULL`` of the collection's table (see :func:`.pgvector_store.vacuum_full`)."""
+        settings, table = dict(config), _table(config)
+        return lambda: pgvector_store.vacuum_full(settings, table)
+
+    def self_check(self, config: dict[str, Any], dims: int) -> str:
+        """:mod:`.pgvector_selfcheck` on the server: the extension's code run on a
+        scratch table (a build for another CPU dies there, not in a job)."""
+        from flink_agents_ltm.integrations.mem0 import pgvector_selfcheck
+
+        try:
+            return pgvector_selfcheck.check_pgvector(config, dims=dims)
+        except pgvector_selfcheck.PgvectorSelfCheckError as error:
+            raise StoreCheckError(str(error)) from None
 
     def write_chunks(self, store: Any, ids: Sequence[str], first: Sequence[Vector],
                      rest: Iterable[Sequence[Vector]], payloads: Sequence[dict[str, Any]]
