@@ -11,9 +11,9 @@ again (unless ``agents.action-state.retained`` is off).
 
 The children share one :class:`ChatScope` per ``ctx.chat`` call: read-through
 stores over the caller's sensory and short-term memory
-(:mod:`~flink_agents_ltm.runtime.read_through_memory`). A child completing
-persists the scope, which keeps its writes local: the caller's pending writes
-become durable only when the caller itself completes.
+(:mod:`~flink_agents_ltm.runtime.read_through_memory`). The scope keeps the
+children's writes local, for the children of the same chat to see; the caller's
+pending writes become durable only when the caller itself completes.
 
 A replayed tool call returns its recorded result without running, so its
 writes to the chat scope are not redone; they were never visible outside the
@@ -53,11 +53,6 @@ class ChatScope:
         self.sensory = sensory
         self.short_term = short_term
 
-    def persist(self) -> None:
-        """A child step completed."""
-        self.sensory.persist()
-        self.short_term.persist()
-
 
 class ChatLoop:
     def __init__(self, ctx: RunnerContextImpl, messages: Sequence[ChatMessage],
@@ -82,13 +77,11 @@ class ChatLoop:
                                name=f"chat model '{self._model_name}'")
             reply = await call
             self._ctx.model_answered(self._model_name, call, reply)
-            scope.persist()
             self._history.append(reply)
             if not reply.tool_calls:
                 return reply
             for call in reply.tool_calls:
                 content = await self._call_tool(call, scope)
-                scope.persist()
                 self._history.append(ChatMessage(MessageRole.TOOL, content,
                                                  tool_call_id=call.id, name=call.name))
         raise ChatTurnsExceededError(

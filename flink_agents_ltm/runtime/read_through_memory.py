@@ -11,15 +11,15 @@ So the scope keeps a local cache over the caller's store (the *parent*):
 * the first read of a parent entry deep-copies it into the local cache; the
   parent's pending (unpersisted) writes are visible, nothing of the parent is
   flushed or changed;
-* writes and removals are local; :meth:`persist` (a child completed) keeps
-  them local, so later children of the same chat see them and the caller never
-  does;
+* writes and removals are local, so later children of the same chat see them
+  and the caller never does (nothing here writes to keyed state);
 * :meth:`clear` hides the whole parent view; later local writes still count;
 * a failing parent read or copy propagates: there is no fallback to sharing.
 
-Same interface as :class:`~flink_agents_ltm.runtime.keyed_memory.KeyedMemoryStore`,
-so a ``KeyedMemoryObject`` works over either. Mailbox thread only, like the
-parent (whose reads run the mailbox check).
+The reading and writing interface of
+:class:`~flink_agents_ltm.runtime.keyed_memory.KeyedMemoryStore` (not ``persist``: it
+never writes keyed state), so a ``KeyedMemoryObject`` works over either. Mailbox thread
+only, like the parent (whose reads run the mailbox check).
 """
 
 from __future__ import annotations
@@ -57,9 +57,6 @@ class ReadThroughMemoryStore:
         self._local.clear()
         self._hidden.clear()
         self._cleared = True
-
-    def persist(self) -> None:
-        """A child step completed: its writes stay in this scope, the parent is untouched."""
 
     def _parent_entries(self) -> Mapping[str, Any]:
         return {} if self._cleared else self._parent.entries()

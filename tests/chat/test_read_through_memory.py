@@ -53,18 +53,17 @@ def scope_over(store):
 def test_reads_persisted_and_uncommitted_values_without_flushing_or_changing_the_parent(caller):
     state, store, memory = caller
     before = dict(state.values)
-    child, view = scope_over(store)
+    _, view = scope_over(store)
     assert view.get("count") == 2 and view.get("draft") == "unsent"
     assert view.get("profile.tags") == ["a", {"nested": [1]}]
     assert sorted(view.get_field_names()) == ["blob", "count", "draft", "profile"]
-    child.persist()
     assert state.values == before  # nothing flushed
     assert memory.get("count") == 2  # the caller's pending write is still its own
 
 
 def test_writes_and_mutations_of_copied_values_do_not_reach_the_parent(caller):
     state, store, memory = caller
-    child, view = scope_over(store)
+    _, view = scope_over(store)
     tags = view.get("profile.tags")
     tags[1]["nested"].append(2)
     tags.append("b")
@@ -75,7 +74,6 @@ def test_writes_and_mutations_of_copied_values_do_not_reach_the_parent(caller):
     view.set("count", 99)
     view.set("new.field", "only here")
     view.delete("draft")
-    child.persist()
     assert view.get("profile.tags") == ["a", {"nested": [1, 2]}, "b"]
     assert view.get("blob") == bytearray(b"Zy") and view.get("draft") is None
     assert memory.get("profile.tags") == ["a", {"nested": [1]}]
@@ -101,7 +99,6 @@ def test_clear_hides_the_parent_and_keeps_later_local_writes(caller):
     child.clear()
     assert view.get_field_names() == [] and view.get("count") is None
     view.set("after", "kept")
-    child.persist()
     assert view.get_fields() == {"after": "kept"}
     assert memory.get("count") == 2 and not memory.is_exist("after")
 
