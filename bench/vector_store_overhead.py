@@ -39,7 +39,7 @@ from pathlib import Path
 from flink_agents_ltm.api.vector_stores import Document
 from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
 from flink_agents_ltm.integrations.mem0.local_embedder import LocalMiniLmEmbedding
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import (
+from flink_agents_ltm.integrations.mem0.vector_store import (
     CONTENT_KEY,
     Mem0VectorStore,
 )

@@ -28,7 +28,7 @@ from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironmen
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 from flink_agents_ltm.api.vector_stores import BaseVectorStore, Document
 from flink_agents_ltm.examples.customer_memory import build_environment
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 
 KNOWLEDGE = "knowledge"
 EMBEDDER = "embedder"

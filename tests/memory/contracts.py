@@ -22,7 +22,7 @@ from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 from flink_agents_ltm.integrations.mem0.scope import mem0_id
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 from flink_agents_ltm.runtime.memory.in_memory_long_term_memory import InMemoryLongTermMemory
 
 CORE = ("_add", "_get", "_search", "_update", "_delete", "_erase_key")

@@ -7,7 +7,7 @@ from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.api.vector_stores import Document
 from flink_agents_ltm.integrations.embedding_models.openai import OpenAIEmbeddingModelSetup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 from tests.chat.scripted_server import Request, ScriptedServer
 
 DIMENSIONS = 384

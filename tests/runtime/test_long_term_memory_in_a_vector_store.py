@@ -9,7 +9,7 @@ from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironmen
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 from runtime.store_memory_agents import StoredNotesAgent
 
 pytestmark = pytest.mark.cluster

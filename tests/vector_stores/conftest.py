@@ -15,7 +15,7 @@ import pytest
 
 from flink_agents_ltm.api.resources import MissingResourceError, ResourceType
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 
 PROVIDERS = ["qdrant", "pgvector", "faiss"]
 

@@ -15,13 +15,13 @@ import pytest
 
 from flink_agents_ltm.api.vector_stores import Document
 from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 
 WRITER = r"""
 import sys
 from flink_agents_ltm.api.vector_stores import Document
 from flink_agents_ltm.integrations.mem0.hashing_embedder import hashed_bag_of_words
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 
 store = Mem0VectorStore("faiss", {"path": sys.argv[1], "embedding_model_dims": 64},
                         collection="notes")

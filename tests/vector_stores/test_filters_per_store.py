@@ -8,7 +8,7 @@ import pytest
 from flink_agents_ltm.api.filters import FilterError, matches, parse_filter
 from flink_agents_ltm.api.vector_stores import Document
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 
 DOCUMENTS = [
     ("d1", "green tea from japan", {"topic": "tea", "year": 2019, "price": 4.5, "vip": True,

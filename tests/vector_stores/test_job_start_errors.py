@@ -16,7 +16,7 @@ from flink_agents_ltm.api.resources import (
 )
 from flink_agents_ltm.api.vector_stores import Document
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 from flink_agents_ltm.runtime.resource_provider import (
     ResourceError,
     ResourceProvider,

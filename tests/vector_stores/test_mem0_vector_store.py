@@ -20,7 +20,7 @@ from flink_agents_ltm.integrations.mem0.hashing_embedder import (
     HashingEmbedding,
     hashed_bag_of_words,
 )
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 from tests.vector_stores.conftest import lookup
 
 TEAS = [Document("green tea from japan", {"kind": "tea"}, "sencha"),

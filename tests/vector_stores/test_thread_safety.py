@@ -34,7 +34,7 @@ def test_many_threads_adding_querying_and_updating_lose_nothing(store):
 
 
 def test_two_stores_on_one_embedded_qdrant_folder_share_its_client_and_lock(tmp_path, hashing):
-    from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+    from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
     from tests.vector_stores.conftest import lookup
 
     config = {"path": str(tmp_path / "qdrant")}

@@ -24,7 +24,7 @@ from flink_agents_ltm.api.resources import (
     vector_store_setup,
 )
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.integrations.vector_stores.mem0_vector_store import Mem0VectorStore
+from flink_agents_ltm.integrations.mem0.vector_store import Mem0VectorStore
 
 
 class SmallHashing(HashingEmbedding):
