@@ -217,8 +217,8 @@ def check_extras(setup: Setup) -> Result:
     backend = _store_backend(setup)
     needed = backend.extra if backend is not None else None
     if needed is not None and not _installed(extra_named(needed).modules):
-        partial.append(f"the configured {backend.provider} store needs the driver: pip "
-                       f"install '{DISTRIBUTION}[{needed}]'")
+        partial.append(f"the configured {backend.provider} store needs the '{needed}' extra: "
+                       f"pip install '{DISTRIBUTION}[{needed}]'")
     if partial:
         return Result(FAIL, f"{detail}; {'; '.join(partial)}")
     return Result(OK, detail)

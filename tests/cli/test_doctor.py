@@ -162,13 +162,13 @@ def test_extras_lists_what_is_installed_and_fails_on_a_half_installed_extra(tmp_
     assert faiss_absent[:3] == ("OK", "local-embedder yes, pgvector yes, faiss no", 0)
 
 
-def test_extras_fails_when_the_configured_store_lacks_its_driver(tmp_path):
+def test_extras_fails_when_the_configured_store_lacks_its_extra(tmp_path):
     store_file = _store_file(tmp_path, {"host": "127.0.0.1", "port": 1, "password": "s3cret"})
     lacking = only(tmp_path, "extras", "--vector-store-file", str(store_file),
                    path_first=hiding(tmp_path / "hide", "psycopg2"))
 
     assert lacking[:3] == ("FAIL", "local-embedder yes, pgvector no, faiss yes; the configured "
-                                   "pgvector store needs the driver: pip install "
+                                   "pgvector store needs the 'pgvector' extra: pip install "
                                    "'flink-agents-ltm[pgvector]'", 1)
 
 
