@@ -108,6 +108,9 @@ class DimensionsOnly(BaseEmbeddingModelSetup):
                            f"its {self.dimensions} dimensions")
 
 
+_NO_CONFIG = "no configuration (the embedded default)"
+
+
 def read_config(path: str | None, variable: str | None) -> tuple[dict[str, Any], str]:
     """The option mapping from ``path``, else from the environment ``variable`` (default
     :data:`CONFIG_VARIABLE`); returns it with a description of where it came from."""
@@ -119,7 +122,7 @@ def read_config(path: str | None, variable: str | None) -> tuple[dict[str, Any],
     if not text.strip():
         if variable is not None:
             raise UsageError(f"the environment variable {name} is unset or empty")
-        return {}, "no configuration (the embedded default)"
+        return {}, _NO_CONFIG
     return _parse(text, f"${name}"), f"${name}"
 
 
@@ -209,7 +212,8 @@ def read_options(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         values[LongTermMemoryOptions.VECTOR_STORE.key] = _parse(
             _read(Path(args.vector_store_file)), args.vector_store_file,
             'a vector store ({"provider": ..., "config": {...}})')
-        source += f" and {args.vector_store_file}"
+        source = (args.vector_store_file if source == _NO_CONFIG
+                  else f"{source} and {args.vector_store_file}")
     return values, source
 
 

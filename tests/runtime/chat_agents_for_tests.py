@@ -59,11 +59,17 @@ class ChatCountingAgent(Agent):
 
 
 class SharedCacheChatLoop(ChatLoop):
-    """The bug: chat children share the caller's cache and flush it (the caller's
-    pending writes become durable before the caller completes)."""
+    """The bug: chat children share the caller's cache and flush it when they complete
+    (the caller's pending writes become durable before the caller completes)."""
 
     def _open_scope(self):
         return ChatScope(self._ctx.sensory_store, self._ctx.short_term_store)
+
+    async def _call_tool(self, call, scope):
+        result = await super()._call_tool(call, scope)
+        scope.sensory.persist()
+        scope.short_term.persist()
+        return result
 
 
 async def shared_cache_chat(ctx, key, n):
