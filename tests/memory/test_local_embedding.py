@@ -173,7 +173,7 @@ def run_python(code, **env):
                           timeout=300, env={**os.environ, **env})
 
 
-def test_a_configured_embedding_model_never_imports_torch():
+def test_a_configured_embedding_model_never_imports_torch(tmp_path):
     result = run_python(
         "import sys\n"
         "from mem0.configs.embeddings.base import BaseEmbedderConfig\n"
@@ -184,7 +184,7 @@ def test_a_configured_embedding_model_never_imports_torch():
         "memory, release = acquire_memory(StoreSpec('job', embedder=mine))\n"
         "assert memory.embedding_model is mine\n"
         "print(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules))\n"
-        "release()\n", FLINK_AGENTS_LTM_HOME=str(__import__("tempfile").mkdtemp()))
+        "release()\n", FLINK_AGENTS_LTM_HOME=str(tmp_path / "home"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["[]"]
 
