@@ -41,10 +41,13 @@ class MissingExtraError(ImportError):
     """An optional part is used but the packages of its extra are not installed."""
 
 
-def require_extra(extra: str, what: str, modules: tuple[str, ...], *,
+def require_extra(extra: str, what: str, modules: tuple[str, ...] | None = None, *,
                   any_of: bool = False) -> None:
     """Raise :class:`MissingExtraError` naming ``pip install 'flink-agents-ltm[extra]'`` when
-    ``modules`` cannot be imported (all of them, or with ``any_of`` at least one)."""
+    ``modules`` (default: the modules :data:`EXTRAS` declares for ``extra``) cannot be
+    imported (all of them, or with ``any_of`` at least one)."""
+    if modules is None:
+        modules = extra_named(extra).modules
     missing = [name for name in modules if not _importable(name)]
     if not missing or (any_of and len(missing) < len(modules)):
         return

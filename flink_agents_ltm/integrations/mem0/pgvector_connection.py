@@ -87,7 +87,7 @@ def without_our_keys(config: Mapping[str, Any]) -> dict[str, Any]:
 def _dsn_functions() -> tuple[Any, Any]:
     """libpq's own quoting, from the driver of the ``pgvector`` extra: imported here, where a
     pgvector store is configured, so that a job on another store needs no PostgreSQL driver."""
-    require_extra("pgvector", "the pgvector vector store", ("psycopg2",))
+    require_extra("pgvector", "the pgvector vector store")
     from psycopg2.extensions import make_dsn, parse_dsn
 
     return make_dsn, parse_dsn
