@@ -123,9 +123,10 @@ def _private(name: str) -> bool:
 
 
 def _reaches_mem0(relative: str) -> bool:
-    """Whether a module may hold Mem0's or qdrant-client's objects: ``api``, ``runtime``
-    and ``bridge`` may not import them (``test_layering``), ``flink_compat`` is PyFlink's
-    facade; the integrations and the other top-level modules (the command line) may."""
+    """Whether a module may hold Mem0's or qdrant-client's objects: ``api``, ``runtime``,
+    ``bridge`` and ``testing`` may not reach them (pyproject's import contracts, run by
+    ``test_layering``), ``flink_compat`` is PyFlink's facade; the integrations and the other
+    top-level modules (the command line) may."""
     parts = relative.split("/")
     return parts[1] == "integrations" or (
         len(parts) == 2 and relative != "flink_agents_ltm/flink_compat.py")
