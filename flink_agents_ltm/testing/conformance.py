@@ -424,6 +424,16 @@ def test_a_batched_add_returns_ids_in_input_order_with_each_items_metadata(impl)
         (f"item {n}", n) for n in range(30)]
 
 
+def test_changing_an_item_read_back_changes_nothing_stored(impl):
+    notes = bound(impl.ltm, "k")
+    [memory_id] = notes.add(["green tea"], [{"cups": 2}])
+    for read in (notes.get([memory_id]), notes.get(), notes.search("tea", limit=1)):
+        read[0].metadata["cups"] = 99
+        read[0].metadata["extra"] = True
+    assert [dict(item.metadata) for item in notes.get([memory_id])] == [{"cups": 2}]
+    assert [dict(item.metadata) for item in notes.search("tea", limit=1)] == [{"cups": 2}]
+
+
 def test_search_and_get_honour_limit_beyond_mem0s_default_of_20(impl):
     notes = bound(impl.ltm, "k")
     notes.add([f"tea note {n}" for n in range(25)])

@@ -373,7 +373,9 @@ class BaseLongTermMemory(ABC):
         outside the scope are not found), or up to ``limit`` items matching ``filters`` when
         ``ids`` is None. ``filters`` is parsed
         (:func:`~flink_agents_ltm.api.filters.matches` evaluates it); it always holds the
-        expiry condition, so the ids branch must apply it too."""
+        expiry condition, so the ids branch must apply it too. The items reach the caller
+        as they are, so each holds a metadata dict of its own (never one the store keeps);
+        so do :meth:`_search`'s."""
 
     @abstractmethod
     def _search(self, scope: MemoryScope, query: str, limit: int,
@@ -709,6 +711,9 @@ class BaseLongTermMemory(ABC):
         refreshed: dict[str, float] = {}
         items = []
         for item in found:
+            if EXPIRY_FIELDS.isdisjoint(item.metadata):  # written without a ttl
+                items.append(item)
+                continue
             caller, expires_at, ttl = split_expiry(item.metadata)
             if self._retention.refresh_on_read and expires_at is not None and ttl is not None:
                 expires_at = refreshed[item.id] = now + ttl
