@@ -22,9 +22,15 @@ Both apply to ``host``/``port``/... configs and to ``connection_string`` (whose 
 names ``host:port`` and the key to raise (:meth:`PgvectorConnection.explain`). A
 ``connection_pool`` given to Mem0 is used as it is: it was built by the caller.
 
-One more key of ours says how searches run: ``exact_search_up_to`` (default 10,000 rows): a
-long-term memory search whose filters match up to that many rows ranks them all exactly;
-above it, Mem0's HNSW index serves it, approximately (``backends.pgvector``).
+Two more keys of ours say how searches run (``backends.pgvector``):
+
+* ``exact_search_up_to`` (default 10,000 rows): a long-term memory search whose filters match
+  up to that many rows ranks them all exactly; above it, Mem0's HNSW index serves it,
+  approximately.
+* ``min_recall`` (default 0.9): the share of the true nearest rows that HNSW-served searches
+  of a table must find. Some of them are checked against the exact ranking (the first eight
+  of a table in a process, then one in 256); when their mean falls below it, the
+  table's searches are ranked exactly from then on, in this process. ``0`` checks none.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from flink_agents_ltm.integrations.mem0 import private_api
 __all__ = [
     "CONNECT_TIMEOUT",
     "EXACT_SEARCH_UP_TO",
+    "MIN_RECALL",
     "OUR_KEYS",
     "STATEMENT_TIMEOUT",
     "TIMEOUT_KEYS",
@@ -55,8 +62,10 @@ CONNECT_TIMEOUT = "connect_timeout_s"
 STATEMENT_TIMEOUT = "statement_timeout_s"
 TIMEOUT_KEYS = frozenset({CONNECT_TIMEOUT, STATEMENT_TIMEOUT})
 EXACT_SEARCH_UP_TO = "exact_search_up_to"
-OUR_KEYS = TIMEOUT_KEYS | {EXACT_SEARCH_UP_TO}
+MIN_RECALL = "min_recall"
+OUR_KEYS = TIMEOUT_KEYS | {EXACT_SEARCH_UP_TO, MIN_RECALL}
 DEFAULT_EXACT_SEARCH_UP_TO = 10_000
+DEFAULT_MIN_RECALL = 0.9
 DEFAULT_CONNECT_TIMEOUT_S = 10
 DEFAULT_STATEMENT_TIMEOUT_S = 30.0
 # Keys of Mem0's pgvector config that only describe how to connect; they become the DSN.
@@ -114,6 +123,7 @@ class PgvectorConnection:
     statement_timeout_s: float
     dsn: str | None = field(default=None, repr=False)
     exact_search_up_to: int = DEFAULT_EXACT_SEARCH_UP_TO
+    min_recall: float = DEFAULT_MIN_RECALL
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> PgvectorConnection:
@@ -123,6 +133,11 @@ class PgvectorConnection:
         if isinstance(exact, bool) or not isinstance(exact, int) or exact < 0:
             raise ValueError(f"the pgvector config's '{EXACT_SEARCH_UP_TO}' must be a whole "
                              f"number of rows >= 0, got {type(exact).__name__} {exact!r}")
+        recall = config.get(MIN_RECALL, DEFAULT_MIN_RECALL)
+        if (isinstance(recall, bool) or not isinstance(recall, (int, float))
+                or not 0 <= recall <= 1):
+            raise ValueError(f"the pgvector config's '{MIN_RECALL}' must be a number from 0 "
+                             f"to 1, got {type(recall).__name__} {recall!r}")
         connect = _timeout(config, CONNECT_TIMEOUT, DEFAULT_CONNECT_TIMEOUT_S)
         statement = _timeout(config, STATEMENT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT_S)
         if isinstance(connect, float) and not connect.is_integer():
@@ -130,7 +145,7 @@ class PgvectorConnection:
                              f"seconds, got {connect!r}")
         if config.get("connection_pool") is not None:
             return cls("a connection pool given in the config", int(connect), statement,
-                       exact_search_up_to=exact)
+                       exact_search_up_to=exact, min_recall=float(recall))
         given = config.get("connection_string")
         if given is not None and not isinstance(given, str):
             raise ValueError("the pgvector config's 'connection_string' must be a str, got "
@@ -153,7 +168,7 @@ class PgvectorConnection:
                 else option
         target = (f"{merged.get('host', 'localhost')}:{merged.get('port', 5432)}/"
                   f"{merged.get('dbname', 'postgres')}")
-        return cls(target, int(connect), statement, make_dsn(**merged), exact)
+        return cls(target, int(connect), statement, make_dsn(**merged), exact, float(recall))
 
     def mem0_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """``config`` as Mem0 takes it: our keys removed, the connection settings replaced by

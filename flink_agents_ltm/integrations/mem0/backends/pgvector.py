@@ -143,7 +143,8 @@ class PgVectorBackend(StoreBackend):
         connection.name_timeouts(vector_store)
         pgvector_store.prepare(vector_store, dimensions)
         pg = inner(vector_store)
-        pg.search = functools.partial(_mem0_search, pg, connection.exact_search_up_to)
+        pg.search = functools.partial(_mem0_search, pg, connection.exact_search_up_to,
+                                      connection.min_recall)
         pg.keyword_search = functools.partial(_mem0_keyword_search, pg,
                                               type(pg).keyword_search.__get__(pg))
 
@@ -313,10 +314,9 @@ class PgVectorBackend(StoreBackend):
         pgvector_store.close(owner)
 
 
-HNSW_EF_SEARCH = 200
-"""``hnsw.ef_search`` of a search above ``exact_search_up_to`` (pgvector's default is 40),
-set for that one statement: see :func:`_mem0_search` and docs/vector-stores.md for what
-it buys (and what it cannot)."""
+HNSW_EF_SEARCH = pgvector_store.HNSW_EF_SEARCH
+"""``hnsw.ef_search`` of a search above ``exact_search_up_to``: a setting of the store's
+sessions (``pgvector_store.SESSION_SETTINGS``)."""
 
 KEYWORD_SCORES_KEPT = 16
 """Searches whose keyword scores wait for Mem0's ``keyword_search`` (one per search in
@@ -324,8 +324,9 @@ flight; a search nobody asks the scores of, an ``add``'s duplicate check, is dro
 after this many more)."""
 
 
-def _mem0_search(pg: Any, exact_up_to: int, query: str, vectors: Sequence[float],
-                 top_k: int = 5, filters: dict[str, Any] | None = None) -> list[Row]:
+def _mem0_search(pg: Any, exact_up_to: int, min_recall: float, query: str,
+                 vectors: Sequence[float], top_k: int = 5,
+                 filters: dict[str, Any] | None = None) -> list[Row]:
     """Mem0's ``PGVector.search`` in one round trip, exact for keys up to ``exact_up_to``
     rows (the store config's ``exact_search_up_to``), with the query vector sent as text; it
     also scores the hits for Mem0's keyword statement (:func:`_mem0_keyword_search`).
@@ -340,11 +341,13 @@ def _mem0_search(pg: Any, exact_up_to: int, query: str, vectors: Sequence[float]
       and runs only one of two branches: the rows through the scope index, ranked
       exactly (``OFFSET 0`` keeps the planner from using HNSW for them), or Mem0's
       query above the fence, with ``hnsw.ef_search`` raised to :data:`HNSW_EF_SEARCH`
-      for this statement only: ``set_config(..., true)`` runs with the query vector's
-      subquery, which the index scan evaluates before it starts (set in the fence, it
-      was seen to miss a scan's start now and then); the statement is its own
-      transaction, so the setting ends with it. The first search of a table served that
-      way logs one warning, naming ``exact_search_up_to`` (:func:`_approximate_once`).
+      for the store's sessions (set inside this statement, it missed some scans: see
+      ``pgvector_store``). The first search of a table served that way logs one
+      warning, naming ``exact_search_up_to`` (:func:`_approximate_once`).
+    - Whether the HNSW index finds the true nearest rows depends on the vectors (sentence
+      embeddings: nearly all; vectors near random: one in ten). So some HNSW-served searches
+      are run again exactly and the two top 5s compared (:class:`_RecallChecks`); the exact
+      hits are returned. Below ``min_recall`` the table's searches are exact from then on.
     - Mem0 sends a keyword statement after every search (``ts_rank_cd`` over all of the
       key's rows) but only uses the scores of the search's hits. The statement scores the
       hits it returns instead, in the same round trip, and Mem0's ``keyword_search`` that
@@ -356,20 +359,44 @@ def _mem0_search(pg: Any, exact_up_to: int, query: str, vectors: Sequence[float]
       so the statement runs in autocommit.
     """
     from mem0.utils.lemmatization import lemmatize_for_bm25
-    from mem0.vector_stores.pgvector import sql
 
     private_api.pg_ensure_table(pg)
+    checks = _recall_checks(pg, min_recall)
+    keywords = _lemmatized(lemmatize_for_bm25, query or "")
+    search = functools.partial(_search_rows, pg, keywords, vector_text(vectors), top_k,
+                               filters)
+    rows = search(EVERY_ROW if checks.exact else exact_up_to)
+    if rows and not rows[0][4]:
+        _approximate_once(pg, exact_up_to)
+        if checks.due():
+            exact = search(EVERY_ROW)
+            checks.record(_found_share(rows, exact), pg)
+            rows = exact
+    hits = [Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
+    matched = sorted((Row(str(r[0]), r[2], float(r[3])) for r in rows if r[3] is not None),
+                     key=lambda row: -(row.score or 0.0))
+    _keyword_scores(pg).keep((keywords, _filter_key(filters), top_k), matched)
+    return hits
+
+
+EVERY_ROW = 2**62
+"""A fence no key reaches: the search ranks all matching rows exactly."""
+
+
+def _search_rows(pg: Any, keywords: str, text: str, top_k: int,
+                 filters: dict[str, Any] | None, exact_up_to: int) -> list[tuple[Any, ...]]:
+    """The statement of :func:`_mem0_search` and its rows: id, distance, payload, keyword
+    score and whether the rows were ranked exactly."""
+    from mem0.vector_stores.pgvector import sql
+
     conditions, parameters = private_api.pg_filter_conditions(filters)
     where = "WHERE " + " AND ".join(conditions) if conditions else ""
     above = f"{where} AND" if conditions else "WHERE"
-    text = vector_text(vectors)
-    keywords = _lemmatized(lemmatize_for_bm25, query or "")
     statement = sql.SQL(
         f"WITH fence AS MATERIALIZED (SELECT count(*) <= {exact_up_to:d} AS exact "
         f"FROM (SELECT FROM {{table}} {where} LIMIT {exact_up_to + 1:d}) matching), "
         "words AS MATERIALIZED (SELECT plainto_tsquery('simple', %s) AS query), "
-        "near AS MATERIALIZED (SELECT %s::vector AS vector, set_config('hnsw.ef_search', "
-        f"'{HNSW_EF_SEARCH:d}', true) AS ef_search) "
+        "near AS MATERIALIZED (SELECT %s::vector AS vector) "
         "SELECT id, distance, payload, CASE WHEN to_tsvector('simple', "
         "payload->>'text_lemmatized') @@ (SELECT query FROM words) THEN ts_rank_cd("
         "to_tsvector('simple', payload->>'text_lemmatized'), (SELECT query FROM words)) END, "
@@ -384,14 +411,76 @@ def _mem0_search(pg: Any, exact_up_to: int, query: str, vectors: Sequence[float]
         _fast_payloads(cur)
         cur.execute(statement, (*parameters, keywords, text, text, *parameters, top_k,
                                 *parameters, top_k))
-        rows = cur.fetchall()
-    if rows and not rows[0][4]:
-        _approximate_once(pg, exact_up_to)
-    hits = [Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
-    matched = sorted((Row(str(r[0]), r[2], float(r[3])) for r in rows if r[3] is not None),
-                     key=lambda row: -(row.score or 0.0))
-    _keyword_scores(pg).keep((keywords, _filter_key(filters), top_k), matched)
-    return hits
+        return list(cur.fetchall())
+
+
+RECALL_TOP = 5
+"""The recall checks compare the top this many hits (fewer when a search asks for fewer)."""
+RECALL_FIRST_CHECKS = 8
+"""HNSW-served searches of a table checked first (in a process), and the fewest checks the
+recall is judged on: with sentence embeddings one search in ten or so misses one of its
+nearest 5, and two such misses in three checks would read as a recall of 0.87."""
+RECALL_CHECK_EVERY = 256
+"""Then one such search in this many is checked (a check costs an exact ranking: ~50 ms for
+a 50,000-row key, ~0.2 ms a search spread over 256)."""
+RECALL_CHECKS_KEPT = 16
+
+
+def _found_share(approximate: list[tuple[Any, ...]], exact: list[tuple[Any, ...]]) -> float:
+    """The share of the exact ranking's top :data:`RECALL_TOP` that the HNSW-served
+    search also returned in its top as many (rows are ordered by distance)."""
+    truth = {row[0] for row in exact[:RECALL_TOP]}
+    if not truth:
+        return 1.0
+    return len(truth & {row[0] for row in approximate[:len(truth)]}) / len(truth)
+
+
+class _RecallChecks:
+    """How well a table's HNSW-served searches find the true nearest rows, in this process:
+    the first :data:`RECALL_FIRST_CHECKS` such searches are checked against the exact
+    ranking, then one in :data:`RECALL_CHECK_EVERY`; once there are that many checks, the
+    mean of the last :data:`RECALL_CHECKS_KEPT` below ``floor`` makes the table's searches
+    exact (``exact``) for good, with one warning."""
+
+    def __init__(self, floor: float):
+        self.floor = floor
+        self.exact = False
+        self._served = 0
+        self._found: collections.deque[float] = collections.deque(maxlen=RECALL_CHECKS_KEPT)
+        self._lock = threading.Lock()
+
+    def due(self) -> bool:
+        """Whether this HNSW-served search is one to check."""
+        with self._lock:
+            self._served += 1
+            return self.floor > 0 and (self._served <= RECALL_FIRST_CHECKS
+                                       or self._served % RECALL_CHECK_EVERY == 0)
+
+    def record(self, found: float, pg: Any) -> None:
+        with self._lock:
+            self._found.append(found)
+            if (self.exact or len(self._found) < RECALL_FIRST_CHECKS
+                    or sum(self._found) / len(self._found) >= self.floor):
+                return
+            self.exact = True
+            mean = sum(self._found) / len(self._found)
+        _log.warning(
+            "searches of pgvector table %r through Mem0's HNSW index found %.0f%% of the "
+            "true nearest %d rows in the last %d checks against the exact ranking, below "
+            "the vector store config's '%s' (%g): from now on this process ranks the "
+            "table's searches exactly (~1-2 us a row on the server); set '%s' above your "
+            "largest key's rows to skip the checks, or '%s' to 0 to keep HNSW",
+            pg.collection_name, 100 * mean, RECALL_TOP, len(self._found),
+            pgvector_connection.MIN_RECALL, self.floor, pgvector_connection.EXACT_SEARCH_UP_TO,
+            pgvector_connection.MIN_RECALL)
+
+
+def _recall_checks(pg: Any, floor: float) -> _RecallChecks:
+    """The table's :class:`_RecallChecks` of this process (made on its first search)."""
+    checks: _RecallChecks | None = pg.__dict__.get("_flink_agents_ltm_recall_checks")
+    if checks is None:
+        checks = pg.__dict__.setdefault("_flink_agents_ltm_recall_checks", _RecallChecks(floor))
+    return checks
 
 
 def _approximate_once(pg: Any, exact_up_to: int) -> None:

@@ -1,0 +1,114 @@
+"""Above ``exact_search_up_to`` Mem0's HNSW index serves a search, and how many of the true
+nearest rows it finds depends on the vectors. So the store checks: the first eight
+HNSW-served searches of a table, then one in 256, run again exactly and the two top 5s are
+compared (the exact hits are the ones returned). When the checks find less than the vector
+store config's ``min_recall`` (0.9 unless set), the table's searches are ranked exactly from
+then on, and one warning says so; ``min_recall`` 0 checks nothing.
+
+The tables are the ``filled_store`` fixture's: 4,000 random rows, 2,400 of them of key "big".
+"""
+
+import logging
+
+import numpy as np
+import pytest
+
+from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from tests.pgvector.random_rows import BIG_SHARE, ROWS
+from tests.pgvector.recording import record_statements, selects
+from tests.pgvector.test_pgvector_scope_index import BIG, exact_top, warnings
+from tests.pgvector.test_pgvector_server import connect
+
+FENCE = int(ROWS * BIG_SHARE) - 1  # key "big" is one row above it: HNSW serves it
+EVERY_ROW = f"count(*) <= {pgvector_backend.EVERY_ROW} "
+FIRST, EVERY = pgvector_backend.RECALL_FIRST_CHECKS, pgvector_backend.RECALL_CHECK_EVERY
+
+
+@pytest.fixture
+def fenced(filled_store):
+    """``(memory, store, sent)``: a memory whose searches of key "big" go to HNSW, and the
+    statements it sends."""
+    _, store = filled_store
+
+    def build(**settings):
+        config = {**store["config"], "exact_search_up_to": FENCE, **settings}
+        memory, release = acquire_memory(StoreSpec("job", vector_store={**store,
+                                                                         "config": config},
+                                                   embedder="hashing"))
+        opened.append(release)
+        return memory, store, record_statements(memory)
+
+    opened = []
+    yield build
+    for release in opened:
+        release()
+
+
+def rebuild_hnsw(store, **options):
+    """Mem0's HNSW index of ``store``'s table built again with ``options``."""
+    table = store["config"]["collection_name"]
+    with connect(store) as conn, conn.cursor() as cur:
+        cur.execute(f'DROP INDEX "{table}_hnsw_idx"')
+        cur.execute(f'CREATE INDEX "{table}_hnsw_idx" ON "{table}" USING hnsw '
+                    "(vector vector_cosine_ops) WITH ("
+                    + ", ".join(f"{name} = {value}" for name, value in options.items()) + ")")
+    conn.close()
+
+
+def search_big(memory, query, top_k=60):
+    hits = memory.vector_store.search("q", query, top_k=top_k, filters=BIG)
+    return [hit.id for hit in sorted(hits, key=lambda hit: -hit.score)]
+
+
+def queries(count):
+    rng = np.random.default_rng(11)
+    return [rng.standard_normal(384).tolist() for _ in range(count)]
+
+
+def test_a_table_whose_hnsw_searches_miss_the_nearest_rows_is_ranked_exactly_from_then_on(
+        fenced, caplog):
+    memory, store, sent = fenced()
+    rebuild_hnsw(store, m=2, ef_construction=4)  # a deliberately poor graph
+    with caplog.at_level(logging.WARNING, logger=pgvector_backend.__name__):
+        for query in queries(FIRST + 2):
+            assert search_big(memory, query)[:5] == exact_top(store, query, "big", 5)
+    searches = selects(sent, "ORDER BY distance")
+    fences = ["hnsw" if f"count(*) <= {FENCE} " in s else "exact" if EVERY_ROW in s else "?"
+              for s in searches]
+    # eight checked searches (HNSW, then exactly), then exact only
+    assert fences == ["hnsw", "exact"] * FIRST + ["exact", "exact"]
+    switched = [w.getMessage() for w in warnings(caplog) if "'min_recall'" in w.getMessage()]
+    assert len(switched) == 1, switched
+    assert f"{store['config']['collection_name']!r}" in switched[0]
+    assert "ranks the table's searches exactly" in switched[0]
+
+
+def test_a_table_whose_hnsw_searches_find_the_nearest_rows_keeps_hnsw_and_checks_one_in_256(
+        fenced, caplog):
+    memory, store, sent = fenced()
+    rebuild_hnsw(store, m=16, ef_construction=200)  # finds all 5 in (nearly) every search
+    with caplog.at_level(logging.WARNING, logger=pgvector_backend.__name__):
+        for query in queries(EVERY + 4):
+            search_big(memory, query, top_k=5)
+    searches = selects(sent, "ORDER BY distance")
+    checked = [n - count for count, n in enumerate(
+        n for n, s in enumerate(searches) if EVERY_ROW in s)]  # the searches checked
+    assert checked == [*range(1, FIRST + 1), EVERY]
+    assert not [w for w in warnings(caplog) if "'min_recall'" in w.getMessage()]
+
+
+def test_min_recall_0_checks_nothing(fenced):
+    memory, store, sent = fenced(min_recall=0)
+    rebuild_hnsw(store, m=2, ef_construction=4)
+    for query in queries(4):
+        search_big(memory, query)
+    assert not [s for s in selects(sent, "ORDER BY distance") if EVERY_ROW in s]
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, "0.9", True, float("nan")])
+def test_min_recall_outside_0_to_1_is_refused_naming_the_key(pgvector_store, value):
+    config = {**pgvector_store["config"], "min_recall": value}
+    with pytest.raises(ValueError, match="'min_recall' must be a number from 0 to 1"):
+        acquire_memory(StoreSpec("job", vector_store={**pgvector_store, "config": config},
+                                 embedder="hashing"))
