@@ -1,0 +1,77 @@
+"""A search above ``exact_search_up_to`` counts a fence's worth of the key's rows first (8 of
+a 50,000-row key's 11 ms on the server, where HNSW took under 1). So a scope (job, key, set)
+found above it is remembered: its next 64 searches skip the count (``LIMIT 0``) and go to HNSW
+at once, then one counts again, so a key that shrank below the fence is ranked exactly again.
+
+The table is the ``filled_store`` fixture's: 4,000 random rows, 2,400 of them of key "big".
+"""
+
+import numpy as np
+
+from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from tests.pgvector.random_rows import BIG_SHARE, ROWS
+from tests.pgvector.recording import record_statements, selects
+from tests.pgvector.test_pgvector_scope_index import BIG, SMALL, exact_top
+from tests.pgvector.test_pgvector_server import connect
+
+FENCE = int(ROWS * BIG_SHARE) - 1  # key "big" is one row above it
+RECOUNT = pgvector_backend.RECOUNT_EVERY
+
+
+def counts(sent):
+    """For each search sent: whether it counted the key's rows against the fence."""
+    found = []
+    for statement in selects(sent, "ORDER BY distance"):
+        assert (f"count(*) <= {FENCE} " in statement) != (
+            f"count(*) <= {pgvector_backend.SKIP_COUNT} " in statement), statement
+        found.append(f"count(*) <= {FENCE} " in statement)
+    return found
+
+
+def fenced_memory(store):
+    config = {**store["config"], "exact_search_up_to": FENCE, "min_recall": 0}
+    return acquire_memory(StoreSpec("job", vector_store={**store, "config": config},
+                                    embedder="hashing"))
+
+
+def test_a_key_above_the_fence_skips_the_count_for_64_searches_then_counts_again(filled_store):
+    _, store = filled_store
+    memory, release = fenced_memory(store)
+    try:
+        sent = record_statements(memory)
+        query = np.random.default_rng(3).standard_normal(384).tolist()
+        for _ in range(RECOUNT + 3):
+            hits = memory.vector_store.search("q", query, top_k=10, filters=BIG)
+            assert len(hits) == 10 and {h.payload["agent_id"] for h in hits} == {"big"}
+        for _ in range(3):  # a key under the fence is counted every time
+            memory.vector_store.search("q", query, top_k=10, filters=SMALL)
+        assert counts(sent) == [True, *[False] * RECOUNT, True, False, True, True, True]
+    finally:
+        release()
+
+
+def test_a_key_that_shrank_below_the_fence_is_ranked_exactly_again_after_the_recount(
+        filled_store):
+    _, store = filled_store
+    memory, release = fenced_memory(store)
+    try:
+        sent = record_statements(memory)
+        query = np.random.default_rng(3).standard_normal(384).tolist()
+        memory.vector_store.search("q", query, top_k=10, filters=BIG)
+        with connect(store) as conn, conn.cursor() as cur:  # "big" keeps 500 of its rows
+            cur.execute(f"""DELETE FROM "{store['config']['collection_name']}" WHERE id IN (
+                SELECT id FROM "{store['config']['collection_name']}"
+                WHERE payload->>'agent_id' = 'big' OFFSET 500)""")
+        conn.close()
+        for _ in range(RECOUNT + 1):
+            hits = memory.vector_store.search("q", query, top_k=10, filters=BIG)
+        assert counts(sent) == [True, *[False] * RECOUNT, True]
+        assert [h.id for h in sorted(hits, key=lambda h: -h.score)] == exact_top(
+            store, query, "big", 10)
+        with connect(store) as conn, conn.cursor() as cur:  # its last search ranked exactly
+            cur.execute(selects(sent, "ORDER BY distance")[-1])
+            assert [row[4] for row in cur.fetchall()] == [True] * 10
+        conn.close()
+    finally:
+        release()
