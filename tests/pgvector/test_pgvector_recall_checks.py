@@ -21,8 +21,8 @@ from tests.pgvector.test_pgvector_scope_index import BIG, exact_top, warnings
 from tests.pgvector.test_pgvector_server import connect
 
 FENCE = int(ROWS * BIG_SHARE) - 1  # key "big" is one row above it: HNSW serves it
-EVERY_ROW = f"count(*) <= {pgvector_backend.EVERY_ROW} "
-SKIP_COUNT = f"count(*) <= {pgvector_backend.SKIP_COUNT} "
+EVERY_ROW = "fence AS MATERIALIZED (SELECT true AS exact)"  # ranked exactly, rows not counted
+SKIP_COUNT = "fence AS MATERIALIZED (SELECT false AS exact)"  # HNSW, rows not counted
 FIRST, EVERY = pgvector_backend.RECALL_FIRST_CHECKS, pgvector_backend.RECALL_CHECK_EVERY
 
 

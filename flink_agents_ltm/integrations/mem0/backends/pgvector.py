@@ -386,9 +386,9 @@ def _mem0_search(pg: Any, exact_up_to: int, min_recall: float, query: str,
 
 
 EVERY_ROW = 2**62
-"""A fence no key reaches: the search ranks all matching rows exactly."""
+"""A fence no key reaches: the search ranks all matching rows exactly, without counting."""
 SKIP_COUNT = -1
-"""A fence every key is above, counted with ``LIMIT 0``: the HNSW branch, without counting."""
+"""A fence every key is above: the HNSW branch, without counting."""
 RECOUNT_EVERY = 64
 """Searches of a scope known to be above the fence that skip the count before one counts
 again (a key that shrank below it by deletes is ranked exactly again after at most this
@@ -405,9 +405,12 @@ def _search_rows(pg: Any, keywords: str, text: str, top_k: int,
     conditions, parameters = private_api.pg_filter_conditions(filters)
     where = "WHERE " + " AND ".join(conditions) if conditions else ""
     above = f"{where} AND" if conditions else "WHERE"
+    counted = exact_up_to not in (EVERY_ROW, SKIP_COUNT)
+    fence = (f"SELECT count(*) <= {exact_up_to:d} AS exact FROM (SELECT FROM {{table}} "
+             f"{where} LIMIT {exact_up_to + 1:d}) matching" if counted
+             else f"SELECT {'true' if exact_up_to == EVERY_ROW else 'false'} AS exact")
     statement = sql.SQL(
-        f"WITH fence AS MATERIALIZED (SELECT count(*) <= {exact_up_to:d} AS exact "
-        f"FROM (SELECT FROM {{table}} {where} LIMIT {exact_up_to + 1:d}) matching), "
+        f"WITH fence AS MATERIALIZED ({fence}), "
         "words AS MATERIALIZED (SELECT plainto_tsquery('simple', %s) AS query), "
         "near AS MATERIALIZED (SELECT %s::vector AS vector) "
         "SELECT id, distance, payload, CASE WHEN to_tsvector('simple', "
@@ -422,8 +425,8 @@ def _search_rows(pg: Any, keywords: str, text: str, top_k: int,
         "ORDER BY distance").format(table=private_api.pg_table(pg))
     with private_api.pg_cursor(pg) as cur, _autocommit(cur.connection):
         _fast_payloads(cur)
-        cur.execute(statement, (*parameters, keywords, text, text, *parameters, top_k,
-                                *parameters, top_k))
+        cur.execute(statement, (*(parameters if counted else ()), keywords, text, text,
+                                *parameters, top_k, *parameters, top_k))
         return list(cur.fetchall())
 
 
