@@ -344,7 +344,7 @@ def _mem0_search(pg: Any, exact_up_to: int, min_recall: float, query: str,
       for the store's sessions (set inside this statement, it missed some scans: see
       ``pgvector_store``). The first search of a table served that way logs one
       warning, naming ``exact_search_up_to`` (:func:`_approximate_once`). A scope found
-      above the fence skips the count for a while (:class:`_LargeScopes`).
+      counted skips the count for a while (:class:`_ScopeSizes`).
     - Whether the HNSW index finds the true nearest rows depends on the vectors (sentence
       embeddings: nearly all; vectors near random: one in ten). So some HNSW-served searches
       are run again exactly and the two top 5s compared (:class:`_RecallChecks`); the exact
@@ -363,16 +363,17 @@ def _mem0_search(pg: Any, exact_up_to: int, min_recall: float, query: str,
 
     private_api.pg_ensure_table(pg)
     checks = _recall_checks(pg, min_recall)
-    large = _large_scopes(pg)
+    sizes = _scope_sizes(pg)
     scope = _scope_of(filters)
     keywords = _lemmatized(lemmatize_for_bm25, query or "")
     search = functools.partial(_search_rows, pg, keywords, vector_text(vectors), top_k,
                                filters)
-    counted = not (checks.exact or large.known(scope))
-    rows = search(EVERY_ROW if checks.exact else exact_up_to if counted else SKIP_COUNT)
+    above = None if checks.exact else sizes.above(scope)
+    rows = search(EVERY_ROW if checks.exact or above is False
+                  else SKIP_COUNT if above else exact_up_to)
+    if rows and above is None and not checks.exact:
+        sizes.counted(scope, above=not rows[0][4])
     if rows and not rows[0][4]:
-        if counted:
-            large.add(scope)
         _approximate_once(pg, exact_up_to)
         if checks.due():
             exact = search(EVERY_ROW)
@@ -390,10 +391,9 @@ EVERY_ROW = 2**62
 SKIP_COUNT = -1
 """A fence every key is above: the HNSW branch, without counting."""
 RECOUNT_EVERY = 64
-"""Searches of a scope known to be above the fence that skip the count before one counts
-again (a key that shrank below it by deletes is ranked exactly again after at most this
-many); the count itself reads ``exact_search_up_to`` + 1 of its rows (~8 ms at 10,000)."""
-LARGE_SCOPES_KEPT = 1024
+"""Searches of a counted scope that skip the count before one counts again: a key that
+crossed the fence since is served by the other branch for at most this many searches."""
+SCOPE_SIZES_KEPT = 4096
 
 
 def _search_rows(pg: Any, keywords: str, text: str, top_k: int,
@@ -497,41 +497,44 @@ def _scope_of(filters: dict[str, Any] | None) -> tuple[Any, ...] | None:
     return scope if any(part is not None for part in scope) else None
 
 
-class _LargeScopes:
-    """Scopes (job, key, set) whose searches matched more than ``exact_search_up_to`` rows,
-    each with the searches left before it is counted again (:data:`RECOUNT_EVERY`): a
-    search of one skips the count, which read a fence's worth of its rows (8 of a 50,000-row
-    key's 11 ms on the server; HNSW took under 1)."""
+class _ScopeSizes:
+    """Whether each scope (job, key, set) matched more than ``exact_search_up_to`` rows at
+    its last count, and the searches left before it is counted again
+    (:data:`RECOUNT_EVERY`); the :data:`SCOPE_SIZES_KEPT` most recently searched are kept.
+    The count reads up to a fence's worth of the key's rows: 8 of a 50,000-row key's 11 ms
+    on the server (HNSW took under 1), and 8 of a 10,000-row key's 14 ms (ranking its rows
+    took 6)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._left: collections.OrderedDict[tuple[Any, ...], int] = collections.OrderedDict()
+        self._known: collections.OrderedDict[tuple[Any, ...], tuple[bool, int]] = (
+            collections.OrderedDict())
 
-    def known(self, scope: tuple[Any, ...] | None) -> bool:
-        """Whether ``scope`` is known to be large (this search then skips the count)."""
+    def above(self, scope: tuple[Any, ...] | None) -> bool | None:
+        """Whether ``scope`` is above the fence, as last counted; ``None``: count it now."""
         if scope is None:
-            return False
+            return None
         with self._lock:
-            left = self._left.pop(scope, 0)
+            above, left = self._known.pop(scope, (False, 0))
             if left <= 0:
-                return False
-            self._left[scope] = left - 1
-            return True
+                return None
+            self._known[scope] = (above, left - 1)
+            return above
 
-    def add(self, scope: tuple[Any, ...] | None) -> None:
+    def counted(self, scope: tuple[Any, ...] | None, *, above: bool) -> None:
         if scope is None:
             return
         with self._lock:
-            self._left[scope] = RECOUNT_EVERY
-            while len(self._left) > LARGE_SCOPES_KEPT:
-                self._left.popitem(last=False)
+            self._known[scope] = (above, RECOUNT_EVERY)
+            while len(self._known) > SCOPE_SIZES_KEPT:
+                self._known.popitem(last=False)
 
 
-def _large_scopes(pg: Any) -> _LargeScopes:
-    scopes: _LargeScopes | None = pg.__dict__.get("_flink_agents_ltm_large_scopes")
-    if scopes is None:
-        scopes = pg.__dict__.setdefault("_flink_agents_ltm_large_scopes", _LargeScopes())
-    return scopes
+def _scope_sizes(pg: Any) -> _ScopeSizes:
+    sizes: _ScopeSizes | None = pg.__dict__.get("_flink_agents_ltm_scope_sizes")
+    if sizes is None:
+        sizes = pg.__dict__.setdefault("_flink_agents_ltm_scope_sizes", _ScopeSizes())
+    return sizes
 
 
 def _recall_checks(pg: Any, floor: float) -> _RecallChecks:
