@@ -1,8 +1,9 @@
 """A search counts up to a fence's worth (``exact_search_up_to`` + 1) of the key's rows first:
 8 of a 50,000-row key's 11 ms on the server, where HNSW took under 1, and 8 of a 10,000-row
-key's 14 ms, where ranking its rows took 6. So the count of a scope (job, key, set) is
-remembered: its next 64 searches skip it (to HNSW above the fence, ranked exactly below), then
-one counts again, so a key that crossed the fence since is served the other way.
+key's 14 ms, where ranking its rows took 6. So the count of a search's filters (a key's set,
+with any metadata conditions) is remembered: the next 64 searches with the same filters skip
+it (to HNSW above the fence, ranked exactly below), then one counts again, so a key that
+crossed the fence since is served the other way; other filters are counted on their own.
 
 The table is the ``filled_store`` fixture's: 4,000 random rows, 2,400 of them of key "big".
 """
@@ -82,5 +83,20 @@ def test_a_key_that_shrank_below_the_fence_is_ranked_exactly_again_after_the_rec
             cur.execute(selects(sent, "ORDER BY distance")[-1])
             assert [row[4] for row in cur.fetchall()] == [True] * 10
         conn.close()
+    finally:
+        release()
+
+
+def test_a_search_with_other_filters_is_counted_on_its_own(filled_store):
+    _, store = filled_store
+    memory, release = fenced_memory(store)
+    try:
+        sent = record_statements(memory)
+        query = np.random.default_rng(3).standard_normal(384).tolist()
+        memory.vector_store.search("q", query, top_k=10, filters=BIG)
+        few = {**BIG, "data": "note 7"}  # one row of "big" has it: ranked exactly, not HNSW
+        hits = memory.vector_store.search("q", query, top_k=10, filters=few)
+        assert [h.payload["data"] for h in hits] == ["note 7"]
+        assert fences(sent) == ["count", "count"]
     finally:
         release()

@@ -343,8 +343,8 @@ def _mem0_search(pg: Any, exact_up_to: int, min_recall: float, query: str,
       query above the fence, with ``hnsw.ef_search`` raised to :data:`HNSW_EF_SEARCH`
       for the store's sessions (set inside this statement, it missed some scans: see
       ``pgvector_store``). The first search of a table served that way logs one
-      warning, naming ``exact_search_up_to`` (:func:`_approximate_once`). A scope found
-      counted skips the count for a while (:class:`_ScopeSizes`).
+      warning, naming ``exact_search_up_to`` (:func:`_approximate_once`). A count is
+      remembered for the next searches with the same filters (:class:`_FilterSizes`).
     - Whether the HNSW index finds the true nearest rows depends on the vectors (sentence
       embeddings: nearly all; vectors near random: one in ten). So some HNSW-served searches
       are run again exactly and the two top 5s compared (:class:`_RecallChecks`); the exact
@@ -363,8 +363,8 @@ def _mem0_search(pg: Any, exact_up_to: int, min_recall: float, query: str,
 
     private_api.pg_ensure_table(pg)
     checks = _recall_checks(pg, min_recall)
-    sizes = _scope_sizes(pg)
-    scope = _scope_of(filters)
+    sizes = _filter_sizes(pg)
+    scope = _filter_key(filters) if filters else None
     keywords = _lemmatized(lemmatize_for_bm25, query or "")
     search = functools.partial(_search_rows, pg, keywords, vector_text(vectors), top_k,
                                filters)
@@ -491,15 +491,10 @@ class _RecallChecks:
             pgvector_connection.MIN_RECALL)
 
 
-def _scope_of(filters: dict[str, Any] | None) -> tuple[Any, ...] | None:
-    """The scope ids of a search's filters (Mem0 puts them at the top), ``None`` without."""
-    scope = tuple((filters or {}).get(name) for name in ("user_id", "agent_id", "run_id"))
-    return scope if any(part is not None for part in scope) else None
-
-
-class _ScopeSizes:
-    """Whether each scope (job, key, set) matched more than ``exact_search_up_to`` rows at
-    its last count, and the searches left before it is counted again
+class _FilterSizes:
+    """Whether the rows matching each search filter (a key's set, and the metadata
+    conditions pushed to the store with it) numbered more than ``exact_search_up_to`` at
+    their last count, and the searches left before they are counted again
     (:data:`RECOUNT_EVERY`); the :data:`SCOPE_SIZES_KEPT` most recently searched are kept.
     The count reads up to a fence's worth of the key's rows: 8 of a 50,000-row key's 11 ms
     on the server (HNSW took under 1), and 8 of a 10,000-row key's 14 ms (ranking its rows
@@ -507,11 +502,12 @@ class _ScopeSizes:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._known: collections.OrderedDict[tuple[Any, ...], tuple[bool, int]] = (
+        self._known: collections.OrderedDict[str, tuple[bool, int]] = (
             collections.OrderedDict())
 
-    def above(self, scope: tuple[Any, ...] | None) -> bool | None:
-        """Whether ``scope`` is above the fence, as last counted; ``None``: count it now."""
+    def above(self, scope: str | None) -> bool | None:
+        """Whether ``scope``'s rows are above the fence, as last counted; ``None``: count
+        them now."""
         if scope is None:
             return None
         with self._lock:
@@ -521,7 +517,7 @@ class _ScopeSizes:
             self._known[scope] = (above, left - 1)
             return above
 
-    def counted(self, scope: tuple[Any, ...] | None, *, above: bool) -> None:
+    def counted(self, scope: str | None, *, above: bool) -> None:
         if scope is None:
             return
         with self._lock:
@@ -530,10 +526,10 @@ class _ScopeSizes:
                 self._known.popitem(last=False)
 
 
-def _scope_sizes(pg: Any) -> _ScopeSizes:
-    sizes: _ScopeSizes | None = pg.__dict__.get("_flink_agents_ltm_scope_sizes")
+def _filter_sizes(pg: Any) -> _FilterSizes:
+    sizes: _FilterSizes | None = pg.__dict__.get("_flink_agents_ltm_filter_sizes")
     if sizes is None:
-        sizes = pg.__dict__.setdefault("_flink_agents_ltm_scope_sizes", _ScopeSizes())
+        sizes = pg.__dict__.setdefault("_flink_agents_ltm_filter_sizes", _FilterSizes())
     return sizes
 
 
