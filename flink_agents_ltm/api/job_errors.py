@@ -305,3 +305,28 @@ def install_excepthook(shaper: JobFailureShaper) -> None:
             err.flush()
 
         sys.excepthook = hook
+        _quiet_cancelled_streams()
+
+
+def _cancelled_stream(error: BaseException | None) -> bool:
+    """A gRPC stream cancelled under a thread reading it: PyFlink's Python worker (Beam's
+    data plane) when the job ends, failed or not, as its gRPC channels close."""
+    return (error is not None and type(error).__module__.split(".")[0] == "grpc"
+            and "StatusCode.CANCELLED" in str(error))
+
+
+def _quiet_cancelled_streams() -> None:
+    """A thread that dies of a cancelled gRPC stream prints nothing (its traceback, with
+    :func:`verbose`): in a local run the Python worker is in this process, and when the job
+    failed its reader thread's ~20 lines came between the job's lines on standard error.
+    Installed only over Python's default thread hook; other threads' errors go to it."""
+    if threading.excepthook is not threading.__excepthook__:
+        return
+    previous = threading.excepthook
+
+    def thread_hook(args: threading.ExceptHookArgs) -> None:
+        if _cancelled_stream(args.exc_value) and not verbose():
+            return
+        previous(args)
+
+    threading.excepthook = thread_hook
