@@ -18,7 +18,8 @@ configuration error) sits somewhere inside. This module finds it
 :func:`install_excepthook` makes a script that does not catch it print two lines
 on standard error: where the full trace is, then the error, last.
 ``FLINK_AGENTS_LTM_VERBOSE=1`` prints the full trace there as well (and keeps
-the workers' own failure lines on the console).
+the workers' own failure lines on the console, and the traceback of a thread ended
+by a cancelled gRPC stream: :func:`_quiet_cancelled_streams`).
 
 Only the text of the error is used here, never its classes: this module lives in
 ``api`` and imports nothing of the runtime or the integrations.
