@@ -50,16 +50,18 @@ def test_the_next_chunk_is_embedded_while_the_writer_still_holds_the_first():
 
 def test_a_writer_that_stops_early_cancels_the_chunks_not_started():
     calls = []
-    gate = threading.Event()
+    gate, running = threading.Event(), threading.Event()
     number = numbering(calls)
 
     def embed_batch(texts):
         if texts[0] == "2":
+            running.set()
             gate.wait(5)  # chunk 2 is running when the writer stops
         return number(texts)
 
     chunks = embedded_chunks(embed_batch, [str(n) for n in range(6)], chunk=2)
     next(chunks)
+    assert running.wait(5)  # without it, close() could come before chunk 2 started
     threading.Timer(0.2, gate.set).start()
     chunks.close()
     assert calls == [["0", "1"], ["2", "3"]]  # chunk 3 was never embedded
