@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from tests.pgvector.random_rows import BIG_SHARE, ROWS, fill_random_rows
+from tests.pgvector.random_rows import BIG_SHARE, FENCE, ROWS, fill_random_rows
 from tests.pgvector.recording import record_statements
 
 
@@ -33,3 +33,24 @@ def filled_store(pgvector_store):
 def sent(filled_store):
     """The statements ``filled_store``'s Mem0 sends from now on (``record_statements``)."""
     return record_statements(filled_store[0])
+
+
+@pytest.fixture
+def fenced(filled_store):
+    """``fenced(**settings)``: ``(memory, store, sent)``, a memory on ``filled_store``'s table
+    whose searches of key "big" go to HNSW (``exact_search_up_to`` = FENCE, ``settings``
+    added to its config), and the statements it sends; each is released after the test."""
+    _, store = filled_store
+
+    def build(**settings):
+        config = {**store["config"], "exact_search_up_to": FENCE, **settings}
+        memory, release = acquire_memory(StoreSpec("job", vector_store={**store,
+                                                                         "config": config},
+                                                   embedder="hashing"))
+        opened.append(release)
+        return memory, store, record_statements(memory)
+
+    opened = []
+    yield build
+    for release in opened:
+        release()

@@ -9,6 +9,7 @@ from tests.pgvector.test_pgvector_server import connect
 
 ROWS = 4000  # in the filled_store fixture's table (tests/pgvector/conftest.py)
 BIG_SHARE = 0.6  # of them belong to key "big"; the rest to 100 small keys
+FENCE = int(ROWS * BIG_SHARE) - 1  # an exact_search_up_to that key "big" is one row above
 
 
 def fill_random_rows(store: dict[str, Any], rows: int, big: int, small_keys: int) -> None:

@@ -11,13 +11,11 @@ The table is the ``filled_store`` fixture's: 4,000 random rows, 2,400 of them of
 import numpy as np
 
 from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
-from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from tests.pgvector.random_rows import BIG_SHARE, ROWS
-from tests.pgvector.recording import record_statements, selects
+from tests.pgvector.random_rows import FENCE
+from tests.pgvector.recording import selects
 from tests.pgvector.test_pgvector_scope_index import BIG, SMALL, exact_top
 from tests.pgvector.test_pgvector_server import connect
 
-FENCE = int(ROWS * BIG_SHARE) - 1  # key "big" is one row above it
 RECOUNT = pgvector_backend.RECOUNT_EVERY
 
 
@@ -36,67 +34,45 @@ def fences(sent):
     return found
 
 
-def fenced_memory(store):
-    config = {**store["config"], "exact_search_up_to": FENCE, "min_recall": 0}
-    return acquire_memory(StoreSpec("job", vector_store={**store, "config": config},
-                                    embedder="hashing"))
+QUERY = np.random.default_rng(3).standard_normal(384).tolist()
 
 
-def test_a_counted_key_skips_the_count_for_64_searches_then_counts_again(filled_store):
-    _, store = filled_store
-    memory, release = fenced_memory(store)
-    try:
-        sent = record_statements(memory)
-        query = np.random.default_rng(3).standard_normal(384).tolist()
-        for _ in range(RECOUNT + 3):
-            hits = memory.vector_store.search("q", query, top_k=10, filters=BIG)
-            assert len(hits) == 10 and {h.payload["agent_id"] for h in hits} == {"big"}
-        for _ in range(3):  # a key under the fence: counted, then ranked exactly at once
-            hits = memory.vector_store.search("q", query, top_k=10, filters=SMALL)
-            assert [h.id for h in sorted(hits, key=lambda h: -h.score)] == exact_top(
-                store, query, SMALL["agent_id"], 10)
-        assert fences(sent) == ["count", *["hnsw"] * RECOUNT, "count", "hnsw",
-                                "count", "exact", "exact"]
-    finally:
-        release()
-
-
-def test_a_key_that_shrank_below_the_fence_is_ranked_exactly_again_after_the_recount(
-        filled_store):
-    _, store = filled_store
-    memory, release = fenced_memory(store)
-    try:
-        sent = record_statements(memory)
-        query = np.random.default_rng(3).standard_normal(384).tolist()
-        memory.vector_store.search("q", query, top_k=10, filters=BIG)
-        with connect(store) as conn, conn.cursor() as cur:  # "big" keeps 500 of its rows
-            cur.execute(f"""DELETE FROM "{store['config']['collection_name']}" WHERE id IN (
-                SELECT id FROM "{store['config']['collection_name']}"
-                WHERE payload->>'agent_id' = 'big' OFFSET 500)""")
-        conn.close()
-        for _ in range(RECOUNT + 1):
-            hits = memory.vector_store.search("q", query, top_k=10, filters=BIG)
-        assert fences(sent) == ["count", *["hnsw"] * RECOUNT, "count"]
+def test_a_counted_key_skips_the_count_for_64_searches_then_counts_again(fenced):
+    memory, store, sent = fenced(min_recall=0)
+    for _ in range(RECOUNT + 3):
+        hits = memory.vector_store.search("q", QUERY, top_k=10, filters=BIG)
+        assert len(hits) == 10 and {h.payload["agent_id"] for h in hits} == {"big"}
+    for _ in range(3):  # a key under the fence: counted, then ranked exactly at once
+        hits = memory.vector_store.search("q", QUERY, top_k=10, filters=SMALL)
         assert [h.id for h in sorted(hits, key=lambda h: -h.score)] == exact_top(
-            store, query, "big", 10)
-        with connect(store) as conn, conn.cursor() as cur:  # its last search ranked exactly
-            cur.execute(selects(sent, "ORDER BY distance")[-1])
-            assert [row[4] for row in cur.fetchall()] == [True] * 10
-        conn.close()
-    finally:
-        release()
+            store, QUERY, SMALL["agent_id"], 10)
+    assert fences(sent) == ["count", *["hnsw"] * RECOUNT, "count", "hnsw",
+                            "count", "exact", "exact"]
 
 
-def test_a_search_with_other_filters_is_counted_on_its_own(filled_store):
-    _, store = filled_store
-    memory, release = fenced_memory(store)
-    try:
-        sent = record_statements(memory)
-        query = np.random.default_rng(3).standard_normal(384).tolist()
-        memory.vector_store.search("q", query, top_k=10, filters=BIG)
-        few = {**BIG, "data": "note 7"}  # one row of "big" has it: ranked exactly, not HNSW
-        hits = memory.vector_store.search("q", query, top_k=10, filters=few)
-        assert [h.payload["data"] for h in hits] == ["note 7"]
-        assert fences(sent) == ["count", "count"]
-    finally:
-        release()
+def test_a_key_that_shrank_below_the_fence_is_ranked_exactly_again_after_the_recount(fenced):
+    memory, store, sent = fenced(min_recall=0)
+    memory.vector_store.search("q", QUERY, top_k=10, filters=BIG)
+    with connect(store) as conn, conn.cursor() as cur:  # "big" keeps 500 of its rows
+        cur.execute(f"""DELETE FROM "{store['config']['collection_name']}" WHERE id IN (
+            SELECT id FROM "{store['config']['collection_name']}"
+            WHERE payload->>'agent_id' = 'big' OFFSET 500)""")
+    conn.close()
+    for _ in range(RECOUNT + 1):
+        hits = memory.vector_store.search("q", QUERY, top_k=10, filters=BIG)
+    assert fences(sent) == ["count", *["hnsw"] * RECOUNT, "count"]
+    assert [h.id for h in sorted(hits, key=lambda h: -h.score)] == exact_top(
+        store, QUERY, "big", 10)
+    with connect(store) as conn, conn.cursor() as cur:  # its last search ranked exactly
+        cur.execute(selects(sent, "ORDER BY distance")[-1])
+        assert [row[4] for row in cur.fetchall()] == [True] * 10
+    conn.close()
+
+
+def test_a_search_with_other_filters_is_counted_on_its_own(fenced):
+    memory, _, sent = fenced(min_recall=0)
+    memory.vector_store.search("q", QUERY, top_k=10, filters=BIG)
+    few = {**BIG, "data": "note 7"}  # one row of "big" has it: ranked exactly, not HNSW
+    hits = memory.vector_store.search("q", QUERY, top_k=10, filters=few)
+    assert [h.payload["data"] for h in hits] == ["note 7"]
+    assert fences(sent) == ["count", "count"]

@@ -15,35 +15,14 @@ import pytest
 
 from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from tests.pgvector.random_rows import BIG_SHARE, ROWS
-from tests.pgvector.recording import record_statements, selects
+from tests.pgvector.random_rows import FENCE
+from tests.pgvector.recording import selects
 from tests.pgvector.test_pgvector_scope_index import BIG, exact_top, warnings
 from tests.pgvector.test_pgvector_server import connect
 
-FENCE = int(ROWS * BIG_SHARE) - 1  # key "big" is one row above it: HNSW serves it
 EVERY_ROW = "fence AS MATERIALIZED (SELECT true AS exact)"  # ranked exactly, rows not counted
 SKIP_COUNT = "fence AS MATERIALIZED (SELECT false AS exact)"  # HNSW, rows not counted
 FIRST, EVERY = pgvector_backend.RECALL_FIRST_CHECKS, pgvector_backend.RECALL_CHECK_EVERY
-
-
-@pytest.fixture
-def fenced(filled_store):
-    """``(memory, store, sent)``: a memory whose searches of key "big" go to HNSW, and the
-    statements it sends."""
-    _, store = filled_store
-
-    def build(**settings):
-        config = {**store["config"], "exact_search_up_to": FENCE, **settings}
-        memory, release = acquire_memory(StoreSpec("job", vector_store={**store,
-                                                                         "config": config},
-                                                   embedder="hashing"))
-        opened.append(release)
-        return memory, store, record_statements(memory)
-
-    opened = []
-    yield build
-    for release in opened:
-        release()
 
 
 def rebuild_hnsw(store, **options):

@@ -13,7 +13,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar, cast
 
 import numpy as np
 
@@ -40,6 +40,7 @@ import_mem0()
 from mem0.configs.base import MemoryConfig  # noqa: E402
 
 _log = logging.getLogger(__name__)
+_Kept = TypeVar("_Kept")
 
 
 def _table(config: dict[str, Any]) -> str:
@@ -527,18 +528,12 @@ class _FilterSizes:
 
 
 def _filter_sizes(pg: Any) -> _FilterSizes:
-    sizes: _FilterSizes | None = pg.__dict__.get("_flink_agents_ltm_filter_sizes")
-    if sizes is None:
-        sizes = pg.__dict__.setdefault("_flink_agents_ltm_filter_sizes", _FilterSizes())
-    return sizes
+    return _kept_on(pg, "filter_sizes", _FilterSizes)
 
 
 def _recall_checks(pg: Any, floor: float) -> _RecallChecks:
     """The table's :class:`_RecallChecks` of this process (made on its first search)."""
-    checks: _RecallChecks | None = pg.__dict__.get("_flink_agents_ltm_recall_checks")
-    if checks is None:
-        checks = pg.__dict__.setdefault("_flink_agents_ltm_recall_checks", _RecallChecks(floor))
-    return checks
+    return _kept_on(pg, "recall_checks", lambda: _RecallChecks(floor))
 
 
 def _approximate_once(pg: Any, exact_up_to: int) -> None:
@@ -598,10 +593,16 @@ class _KeywordScores:
 
 
 def _keyword_scores(pg: Any) -> _KeywordScores:
-    scores = pg.__dict__.get("_flink_agents_ltm_keyword_scores")
-    if scores is None:
-        scores = pg.__dict__.setdefault("_flink_agents_ltm_keyword_scores", _KeywordScores())
-    return scores
+    return _kept_on(pg, "keyword_scores", _KeywordScores)
+
+
+def _kept_on(pg: Any, name: str, make: Callable[[], _Kept]) -> _Kept:
+    """What this process keeps on Mem0's store object ``pg`` (one per table) under
+    ``name``, made on first use (two threads at once: one is kept, for both)."""
+    kept = pg.__dict__.get(f"_flink_agents_ltm_{name}")
+    if kept is None:
+        kept = pg.__dict__.setdefault(f"_flink_agents_ltm_{name}", make())
+    return cast(_Kept, kept)
 
 
 @contextlib.contextmanager
