@@ -365,7 +365,8 @@ def _mem0_search(pg: Any, exact_up_to: int, min_recall: float, query: str,
     private_api.pg_ensure_table(pg)
     checks = _recall_checks(pg, min_recall)
     sizes = _filter_sizes(pg)
-    scope = _filter_key(filters) if filters else None
+    filter_key = _filter_key(filters)
+    scope = filter_key if filters else None
     keywords = _lemmatized(lemmatize_for_bm25, query or "")
     search = functools.partial(_search_rows, pg, keywords, vector_text(vectors), top_k,
                                filters)
@@ -383,7 +384,7 @@ def _mem0_search(pg: Any, exact_up_to: int, min_recall: float, query: str,
     hits = [Row(str(r[0]), r[2], max(0.0, 1.0 - float(r[1]))) for r in rows]
     matched = sorted((Row(str(r[0]), r[2], float(r[3])) for r in rows if r[3] is not None),
                      key=lambda row: -(row.score or 0.0))
-    _keyword_scores(pg).keep((keywords, _filter_key(filters), top_k), matched)
+    _keyword_scores(pg).keep((keywords, filter_key, top_k), matched)
     return hits
 
 
