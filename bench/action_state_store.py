@@ -107,7 +107,7 @@ def store_alone(name: str, calls: int, home: str, pgvector: dict) -> dict[str, f
     cloudpickle.dumps(result)
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    writers = [journal.start(journal.run_of(f"k{n}", 0, "input"), f"k{n}#0#0", "call0",
+    writers = [journal.start(journal.run_of(f"k{n}", "", 0, "input"), f"k{n}#0#0", "call0",
                              "bench.slow_call") for n in range(calls)]
     for _, write_started, _ in writers:
         write_started()

@@ -44,6 +44,7 @@ from flink_agents_ltm.api.operator_seam import build_agent_stream
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions, LongTermMemoryOptions
 from flink_agents_ltm.api.python_workers import configure_python_workers
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
+from flink_agents_ltm.api.submission import JobSubmission
 
 # AgentsOptions and AgentsConfiguration live in api/options.py; re-exported from here,
 # where they were first imported from.
@@ -56,6 +57,7 @@ class AgentsExecutionEnvironment:
         self._config = AgentsConfiguration()
         self._resources: dict[str, tuple[ResourceType, ResourceDescriptor]] = {}
         self._shaper: JobFailureShaper | None = None
+        self._submission: JobSubmission | None = None
 
     @staticmethod
     def get_execution_environment(env: Any = None) -> AgentsExecutionEnvironment:
@@ -96,6 +98,15 @@ class AgentsExecutionEnvironment:
         read_agent_options(flink_configuration_text(self._flink_configuration()), merged,
                            "Flink configuration (config.yaml, -D or the job's Configuration)")
         return merged.update(self._config.to_dict())
+
+    def submission(self) -> JobSubmission:
+        """This run of the job (:mod:`~flink_agents_ltm.api.submission`), named once: the
+        agents of one job share it, and long-term memory tells its items from those of
+        the job's other runs by it."""
+        if self._submission is None:
+            self._submission = JobSubmission.of(
+                flink_configuration_text(self._flink_configuration()))
+        return self._submission
 
     def configure_python_workers(self) -> dict[str, str]:
         """Point a local job's Python workers at this interpreter and import path, where
@@ -187,7 +198,8 @@ class AgentBuilder:
         self._agents_env.configure_python_workers()
         shaper = self._agents_env.shape_job_failures(config)
         stream = build_agent_stream(self._agents_env.env, self._stream, self._key_selector,
-                                    self._agent, config, self._agents_env.resources)
+                                    self._agent, config, self._agents_env.resources,
+                                    self._agents_env.submission())
         with contextlib.suppress(AttributeError, TypeError):
             stream.execute_and_collect = shaper.wrap_collect(stream.execute_and_collect)
         return stream

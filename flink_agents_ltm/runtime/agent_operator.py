@@ -29,6 +29,7 @@ from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.redaction import chainable, redact_text
 from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.api.submission import JobSubmission
 from flink_agents_ltm.flink_compat import (
     attempt_number,
     execution_mode,
@@ -74,10 +75,13 @@ class KeySelectorError(RuntimeError):
 
 class AgentOperator(KeyedProcessFunction):
     def __init__(self, agent: Agent, config: dict[str, Any],
-                 resources: dict[str, tuple[ResourceType, Any]] | None = None):
+                 resources: dict[str, tuple[ResourceType, Any]] | None = None,
+                 submission: JobSubmission | None = None):
         self._agent = agent
         self._config_values = config
         self._extra_resources = resources or {}
+        # named on the client, once per job: every subtask and every attempt share it
+        self._submission = submission or JobSubmission.new()
         self._engine: KeyedRunEngine | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -108,13 +112,15 @@ class AgentOperator(KeyedProcessFunction):
         memory = LazyActionMemory(self._memory_builder(factory), source, self._check)
         if self._opens_memory_at_start(config):
             self._open_memory(memory, source)
-        settings = EngineSettings.of(self._name, config)
+        settings = EngineSettings.of(self._name, config, self._submission)
         self._engine = KeyedRunEngine(
             actions=self._agent.actions(), states=self._keyed_states(runtime_context, config),
             pool=self._pool, clock=clock, settings=settings, memory=memory,
             resources=self._resources.get, mailbox_check=self._check, stats=self.stats,
-            journal=open_journal(config, self._subtask,  # a restart recovers: keep rows
-                                 fresh=attempt_number(runtime_context) == 0),
+            journal=open_journal(config, self._subtask,
+                                 first_attempt=attempt_number(runtime_context) == 0,
+                                 restoring=self._submission.restore_path is not None,
+                                 incarnation=settings.incarnation),
             event_log=open_event_log(config, job=config.get(AgentsOptions.JOB_ID),
                                      agent=self._name, subtask=self._subtask),
             metrics=RuntimeMetricGroup(self._metrics.group))
@@ -122,10 +128,13 @@ class AgentOperator(KeyedProcessFunction):
             log, clock, config.get(AgentsOptions.PROGRESS_INTERVAL_MS) / 1000,
             lambda: f"agent {self._name} on subtask {self._subtask}: {self.stats.progress()}")
         log.info(
-            "agent %s opened on subtask %d of %d (%s mode): job id %r, durable-async capacity "
+            "agent %s opened on subtask %d of %d (%s mode): job id %r, incarnation %s%s, "
+            "durable-async capacity "
             "%d, timeout %g s, poll %d ms, error handling %s, action state retained: %s, "
             "metrics in group '%s'", self._name, self._subtask,
             number_of_subtasks(runtime_context), mode, config.get(AgentsOptions.JOB_ID),
+            settings.incarnation,
+            "" if self._submission.restore_path is None else " (restored from a savepoint)",
             capacity, timeout_s, settings.poll_ms, config.get(AgentsOptions.ERROR_HANDLING),
             settings.retain, "flink_agents")
 
@@ -224,7 +233,9 @@ class AgentOperator(KeyedProcessFunction):
             pending=runtime_context.get_map_state(
                 MapStateDescriptor("agent-pending-inputs", Types.LONG(), pickled)),
             run=runtime_context.get_state(ValueStateDescriptor("agent-run", pickled)),
-            short_term=runtime_context.get_map_state(short_term))
+            short_term=runtime_context.get_map_state(short_term),
+            incarnation=runtime_context.get_state(ValueStateDescriptor("agent-incarnation",
+                                                                       Types.STRING())))
 
     def _memory_builder(self, factory: str | None) -> Callable[[], Any]:
         """Builds the long-term memory on first use (Mem0 and its model take seconds)."""
@@ -270,11 +281,15 @@ def _short(value: Any, limit: int = 200) -> str:
 
 
 def build_agent_stream(env, stream, key_selector, agent: Agent, config,
-                       resources: dict[str, tuple[ResourceType, Any]] | None = None) -> Any:
+                       resources: dict[str, tuple[ResourceType, Any]] | None = None,
+                       submission: JobSubmission | None = None) -> Any:
     """``stream`` keyed by ``key_selector`` through the agent operator; ``resources``
-    are declared on the environment, in addition to the agent's. The resources are checked
-    here, on the client, so a job that cannot start is never submitted."""
+    are declared on the environment, in addition to the agent's; ``submission`` names this
+    run of the job (:mod:`~flink_agents_ltm.api.submission`; a new one if not given). The
+    resources are checked here, on the client, so a job that cannot start is never
+    submitted."""
     require_supported_flink()
     check_resources(agent, resources)
     return stream.key_by(CheckedKeySelector(key_selector)).process(
-        AgentOperator(agent, config.to_dict(), resources), output_type=Types.PICKLED_BYTE_ARRAY())
+        AgentOperator(agent, config.to_dict(), resources, submission or JobSubmission.new()),
+        output_type=Types.PICKLED_BYTE_ARRAY())

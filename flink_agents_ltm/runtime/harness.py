@@ -6,7 +6,9 @@ the test's thread; only its host is simulated, with Flink's rules:
 
 * keyed state per key, stored pickled (what the engine writes is a copy, as in
   Flink), countable and snapshottable (:meth:`AgentHarness.snapshot`, then
-  :meth:`AgentHarness.restore` into a fresh harness: recovery from a checkpoint);
+  :meth:`AgentHarness.restore` into a fresh harness: recovery from a checkpoint;
+  :meth:`AgentHarness.resume`: a new submission of the job from a savepoint; a new
+  harness with the same job id: a new submission without state);
 * timers per key and timestamp (registering twice is one timer), processing-time
   timers fired by :meth:`AgentHarness.advance` of the manual clock, event-time
   timers by :meth:`AgentHarness.process_watermark`. A timer registered while the
@@ -39,9 +41,11 @@ from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.api.submission import JobSubmission
 from flink_agents_ltm.runtime.action_state.journal import open_journal
 from flink_agents_ltm.runtime.durable import DurableCall
 from flink_agents_ltm.runtime.event_log import open_event_log
+from flink_agents_ltm.runtime.incarnation import observation_id
 from flink_agents_ltm.runtime.keyed_runs import EngineSettings, KeyedRunEngine
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
@@ -54,7 +58,7 @@ from flink_agents_ltm.runtime.run_record import decode_busy, decode_run
 from flink_agents_ltm.runtime.worker_pool import CallState, DurableCallsStuckError, stuck_message
 
 MAX_WATERMARK = 2**63 - 1
-STATE_NAMES = ("next_seq", "busy", "pending", "run", "short_term")
+STATE_NAMES = ("next_seq", "busy", "pending", "run", "short_term", "incarnation")
 _RECORD_DECODERS: dict[str, Callable[[Any], Any]] = {"busy": decode_busy, "run": decode_run}
 
 
@@ -79,7 +83,8 @@ class _KeyedBackend:
     was read and written (``ops[(name, "read" | "write")]``)."""
 
     def __init__(self, tables: dict[str, dict[Any, Any]] | None = None):
-        self.tables = tables or {name: {} for name in STATE_NAMES}
+        # (a snapshot of a build with fewer states has no table for the newer ones)
+        self.tables = {name: {} for name in STATE_NAMES} | (tables or {})
         self.current_key: Any = None
         self.ops: Counter[tuple[str, str]] = Counter()
 
@@ -328,6 +333,7 @@ class Snapshot:
     timers: dict[tuple[Any, int, bool], int]
     processing_time_ms: int
     checkpoint_id: int = 0
+    submission: JobSubmission | None = None  # of the run that took it
 
 
 class AgentHarness:
@@ -336,8 +342,15 @@ class AgentHarness:
                  memory: Callable[[], Any] | None = None,
                  resources: dict[str, tuple[ResourceType, Any]] | None = None,
                  sync: bool = False, run_on_wait: bool = False,
-                 snapshot: Snapshot | None = None, clock: ManualClock | None = None):
+                 snapshot: Snapshot | None = None, clock: ManualClock | None = None,
+                 submission: JobSubmission | None = None, first_attempt: bool | None = None):
+        """``submission``: the run of the job this harness is (a new one by default; the
+        snapshot's with ``snapshot``); ``first_attempt``: the operator opens in the job's
+        first attempt (by default: without a snapshot; a JobManager failover is a first
+        attempt on a snapshot)."""
         self.agent = agent
+        self.submission = submission or (snapshot.submission if snapshot else None) \
+            or JobSubmission.new()
         self.key_selector = key_selector
         self.config = AgentsConfiguration(config or {})
         self.clock = clock or ManualClock()
@@ -364,14 +377,18 @@ class AgentHarness:
         self.memory = LazyActionMemory(memory or self.default_memory, "the harness's memory",
                                        self.check)
         states = KeyedStates.of_host_states(*(self._state(name) for name in STATE_NAMES))
-        # agents.action-state.store: a fresh harness is a fresh job; a restored one recovers.
         self.checkpoint_id = snapshot.checkpoint_id if snapshot else 0
-        self.journal = open_journal(self.config, 0, fresh=snapshot is None, checkpoints=True)
+        settings = EngineSettings.of(type(agent).__name__, self.config, self.submission)
+        self.incarnation = settings.incarnation
+        self.journal = open_journal(
+            self.config, 0, checkpoints=True, incarnation=settings.incarnation,
+            first_attempt=snapshot is None if first_attempt is None else first_attempt,
+            restoring=self.submission.restore_path is not None)
         if self.journal is not None:
             self.journal.restored(self.checkpoint_id)
         self.engine = KeyedRunEngine(
             actions=agent.actions(), states=states, pool=self.pool, clock=self.clock,
-            settings=EngineSettings.of(type(agent).__name__, self.config),
+            settings=settings,
             memory=self.memory, resources=self.resources.get, mailbox_check=self.check,
             stats=self.stats, journal=self.journal,
             event_log=open_event_log(self.config, job=self.config.get(AgentsOptions.JOB_ID),
@@ -443,7 +460,7 @@ class AgentHarness:
         self.checkpoint_id += 1
         self.engine.checkpoint_started(self.checkpoint_id)
         return Snapshot(copy.deepcopy(self._backend.tables), dict(self._timers),
-                        self.processing_time(), self.checkpoint_id)
+                        self.processing_time(), self.checkpoint_id, self.submission)
 
     def notify_checkpoint_complete(self, checkpoint_id: int | None = None) -> int:
         """The checkpoint (the latest snapshot by default) completed; answers how many
@@ -452,8 +469,25 @@ class AgentHarness:
 
     @classmethod
     def restore(cls, snapshot: Snapshot, agent: Agent, **kwargs: Any) -> AgentHarness:
-        """A fresh harness (new engine, new pool) on the state and timers of ``snapshot``."""
+        """A fresh harness (new engine, new pool) on the state and timers of ``snapshot``:
+        the same run of the job recovering from its checkpoint (a later attempt)."""
         return cls(agent, snapshot=snapshot, **kwargs)
+
+    @classmethod
+    def resume(cls, snapshot: Snapshot, agent: Agent, **kwargs: Any) -> AgentHarness:
+        """A new run of the job started from ``snapshot`` as from a savepoint (``flink run
+        -s``: a new submission, its first attempt, restoring)."""
+        submission = JobSubmission(JobSubmission.new().name,
+                                   restore_path=f"savepoint-{snapshot.checkpoint_id}")
+        return cls(agent, snapshot=snapshot, submission=submission, first_attempt=True,
+                   **kwargs)
+
+    def observation_id(self, key: Any, seq: int, step: int = 0,
+                       incarnation: str | None = None) -> str:
+        """The observation id of step ``step`` of input ``seq`` of ``key`` in this run's
+        line (or ``incarnation``'s), without the action-state store."""
+        return observation_id(key, self.incarnation if incarnation is None else incarnation,
+                              seq, step)
 
     def close(self) -> list[Any]:
         """Close as the operator does (without waiting); answers the calls still running."""

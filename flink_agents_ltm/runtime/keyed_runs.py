@@ -47,14 +47,17 @@ the final-watermark loop, when they no longer fire (an input parked then would b
 record and busy record are removed and its drain and poll timers deleted. Its
 input counter (``next_seq``) is removed too, unless one of its actions stored a
 long-term-memory item: the counter is part of every replay-stable item id
-(observation id ``key#seq#step``), so such a key keeps it for good (one LONG).
+(observation id ``key@<incarnation>#seq#step``), so such a key keeps it for good (one
+LONG), and beside it, once, the incarnation it counts in (one STRING,
+:mod:`~flink_agents_ltm.runtime.incarnation`): a later submission of the job restored
+from that state goes on in the key's line, one started without state begins a new one.
 Whether a key stored items must survive a restore: the end of a step counts only
 the items minted in this process, and a replayed recorded call mints none. So
 each recorded durable result says whether its step had stored items by then
 (:class:`~flink_agents_ltm.runtime.run_record.RecordedCall`), a key sets its
 busy record's ``keeps_counter`` as soon as such a result is recorded, and a
 restore reads it off the run record too; without that, the key's next input
-would run as ``key#0#...`` again and overwrite the replayed input's rows.
+would run at place 0 again and overwrite the replayed input's rows.
 A key whose input finishes within the callback that received it writes no
 engine state at all.
 """
@@ -73,6 +76,7 @@ from flink_agents_ltm.api.errors import AgentActionError
 from flink_agents_ltm.api.events import Event, InputEvent, MemoryEvent, memory_event_for
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.resources import ResourceType
+from flink_agents_ltm.api.submission import JobSubmission
 from flink_agents_ltm.runtime.action_driver import (
     ActionDriver,
     ActionExecution,
@@ -87,6 +91,8 @@ from flink_agents_ltm.runtime.action_state.journal import (
 from flink_agents_ltm.runtime.action_state.store import RunTag
 from flink_agents_ltm.runtime.durable import recordable
 from flink_agents_ltm.runtime.event_log import NO_EVENT_LOG, EventLog
+from flink_agents_ltm.runtime.incarnation import LEGACY, incarnation_of
+from flink_agents_ltm.runtime.incarnation import observation_id as observation_id_of
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
 from flink_agents_ltm.runtime.metric_groups import ActionMetrics, RuntimeMetricGroup
@@ -117,16 +123,19 @@ class EngineSettings:
     poll_ms: int
     fail_job: bool
     retain: bool
+    incarnation: str  # of this submission: the line of runs of a key without state
 
     @classmethod
-    def of(cls, agent_name: str, config: AgentsConfiguration) -> EngineSettings:
-        """The settings the agents' configuration gives: the operator and the harness
-        both build theirs here, so that they run an agent alike."""
+    def of(cls, agent_name: str, config: AgentsConfiguration,
+           submission: JobSubmission) -> EngineSettings:
+        """The settings the agents' configuration and the job's submission give: the
+        operator and the harness both build theirs here, so that they run an agent alike."""
         return cls(agent_name=agent_name,
                    timeout_s=config.get(AgentsOptions.ASYNC_TIMEOUT_MS) / 1000,
                    poll_ms=config.get(AgentsOptions.ASYNC_POLL_INTERVAL_MS),
                    fail_job=config.get(AgentsOptions.ERROR_HANDLING) == "fail",
-                   retain=config.get(AgentsOptions.RETAIN_ACTION_STATE))
+                   retain=config.get(AgentsOptions.RETAIN_ACTION_STATE),
+                   incarnation=incarnation_of(submission.name))
 
 
 @dataclass
@@ -152,6 +161,8 @@ class _KeyWork:
     run: _Run
     next_seq: int
     keeps_counter: bool
+    incarnation: str  # the line of runs its counter counts in
+    incarnation_kept: bool  # ... is in state beside a counter kept for good (or legacy)
     stored: bool = False  # the key's work is in keyed state (busy, pending, next_seq)
     drain_rounds: int = 0
     waiting: int = 0  # inputs pending behind the run
@@ -244,8 +255,13 @@ class KeyedRunEngine:
             self._enqueue(work, value, timers)
         else:
             seq = self._states.next_seq.value()
+            if seq is None:  # a new line of runs, in this submission
+                incarnation = self._settings.incarnation
+            else:  # a counter kept for good goes on in its own line (absent: legacy)
+                incarnation = self._states.incarnation.value() or LEGACY
             work = _KeyWork(key, self._new_run(key, seq or 0, value, RunRecord(seq or 0)),
-                            next_seq=(seq or 0) + 1, keeps_counter=seq is not None)
+                            next_seq=(seq or 0) + 1, keeps_counter=seq is not None,
+                            incarnation=incarnation, incarnation_kept=seq is not None)
             self._works[key] = work
         outputs: list[Any] = []
         self._advance_key(work, timers, outputs, None)
@@ -323,6 +339,7 @@ class KeyedRunEngine:
         # counted again in this process: the record says whether they stored items.
         keeps_counter = busy.keeps_counter or (stored_record and record.calls_stored_items)
         work = _KeyWork(key, run, next_seq=next_seq, keeps_counter=keeps_counter,
+                        incarnation=busy.incarnation, incarnation_kept=False,
                         stored=True, drain_rounds=busy.drain_rounds,
                         waiting=next_seq - busy.head - 1,
                         busy_dirty=keeps_counter != busy.keeps_counter)
@@ -357,7 +374,8 @@ class KeyedRunEngine:
             self._write_busy(work)
 
     def _write_busy(self, work: _KeyWork) -> None:
-        self._states.busy.update(BusyKey(work.run.seq, work.drain_rounds, work.keeps_counter))
+        self._states.busy.update(BusyKey(work.run.seq, work.drain_rounds, work.keeps_counter,
+                                         work.incarnation))
         work.busy_dirty = False
 
     def _store(self, work: _KeyWork, timers: Timers) -> None:
@@ -435,6 +453,8 @@ class KeyedRunEngine:
                 states.next_seq.clear()
         elif work.keeps_counter:
             states.next_seq.update(work.next_seq)
+        if work.keeps_counter and not work.incarnation_kept and work.incarnation != LEGACY:
+            states.incarnation.update(work.incarnation)  # once: the counter's line for good
         if work.poll_at is not None:
             timers.delete_processing_time_timer(work.poll_at)
 
@@ -485,13 +505,14 @@ class KeyedRunEngine:
     def _new_execution(self, work: _KeyWork, event: Event, action: Action) -> ActionExecution:
         run = work.run
         journal = (None if self._journal is None else
-                   StepJournal(self._journal, lambda: self._journal_tag(work.key, run),
+                   StepJournal(self._journal, lambda: self._journal_tag(work, run),
                                run.step_index))
         # The observation id names the step's input, so that its item ids are its own. With
         # the action-state store on, the store's run for the input: after a recovery the
         # key's inputs may arrive in another order, and an input whose recorded add is not
         # made again must not lend its place (and so its item ids) to a new input.
-        observation_id = (f"{work.key}#{run.seq}#{run.step_index}" if journal is None
+        observation_id = (observation_id_of(work.key, work.incarnation, run.seq,
+                                            run.step_index) if journal is None
                           else journal.observation)
         step = Step(run.record.calls, self._count_replay,
                     lambda: self._memory.stored_items(observation_id))
@@ -509,12 +530,12 @@ class KeyedRunEngine:
                                isinstance(event, MemoryEvent), sensory, short_term,
                                journal=journal, trace=trace, started=self._clock.monotonic())
 
-    def _journal_tag(self, key: Any, run: _Run) -> RunTag:
+    def _journal_tag(self, work: _KeyWork, run: _Run) -> RunTag:
         """The store's run for ``run``'s input: after a recovery the key's inputs may
         arrive in another order, so its rows are found by the input, not by its place."""
         if run.journal_tag is None:
             assert self._journal is not None
-            run.journal_tag = self._journal.run_of(str(key), run.seq,
+            run.journal_tag = self._journal.run_of(str(work.key), work.incarnation, run.seq,
                                                    input_fingerprint(run.value))
         return run.journal_tag
 

@@ -98,6 +98,9 @@ class KeyedStates:
     * ``run`` (a :class:`~flink_agents_ltm.runtime.run_record.RunRecord`, stored
       versioned): the progress of the first pending input's run, once it has any.
     * ``short_term`` (STRING -> pickled): short-term memory of the key.
+    * ``incarnation`` (STRING): the incarnation the key's kept counter counts in
+      (:mod:`~flink_agents_ltm.runtime.incarnation`), written once beside a counter kept
+      for good; absent beside a counter of a build before incarnations (legacy).
 
     A host builds it with :meth:`of_host_states` from its own state handles, which hold
     the records in their persisted form (:mod:`~flink_agents_ltm.runtime.run_record`).
@@ -108,15 +111,17 @@ class KeyedStates:
     pending: MapState[int, Any]
     run: ValueState[RunRecord]
     short_term: MapState[str, bytes]
+    incarnation: ValueState[str]
 
     @classmethod
     def of_host_states(cls, next_seq: ValueState[Any], busy: ValueState[Any],
                        pending: MapState[Any, Any], run: ValueState[Any],
-                       short_term: MapState[Any, Any]) -> KeyedStates:
+                       short_term: MapState[Any, Any],
+                       incarnation: ValueState[Any]) -> KeyedStates:
         """The engine's view of the host's handles: busy and run records are encoded
         with their format version, and decoded (migrated) from any readable one."""
         return cls(next_seq, EncodedValueState(busy, encode_busy, decode_busy), pending,
-                   EncodedValueState(run, encode_run, decode_run), short_term)
+                   EncodedValueState(run, encode_run, decode_run), short_term, incarnation)
 
 
 class Timers(Protocol):

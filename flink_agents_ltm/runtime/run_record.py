@@ -9,10 +9,13 @@ whose work ended holds none of them (see
 **Format versions.** A record reaches Flink state (a pickled value) through
 :func:`encode_busy` / :func:`encode_run` and comes back through :func:`decode_busy` /
 :func:`decode_run`, the only readers of that state. The current format
-(:data:`FORMAT_VERSION`) is a tuple whose first item is the version, the fields after it
-(nested records as tuples too), so that the state names no class of this package:
+(:data:`BUSY_VERSION`, :data:`RUN_VERSION`) is a tuple whose first item is the version,
+the fields after it (nested records as tuples too), so that the state names no class of
+this package:
 
-* ``BusyKey`` version 1: ``(1, head, drain_rounds, keeps_counter)``;
+* ``BusyKey`` version 2: ``(2, head, drain_rounds, keeps_counter, incarnation)``;
+  version 1 (``(1, head, drain_rounds, keeps_counter)``) is read with the legacy
+  incarnation (:data:`~flink_agents_ltm.runtime.incarnation.LEGACY`);
 * ``RunRecord`` version 1: ``(1, seq, steps, calls, outputs, sensory, short_term)``, each
   call ``(name, result, stored_items)``.
 
@@ -30,9 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flink_agents_ltm.api.events import Event
+from flink_agents_ltm.runtime.incarnation import LEGACY
 
-FORMAT_VERSION = 1  # what encode_busy / encode_run write
-READABLE_VERSIONS = (0, 1)  # what decode_busy / decode_run read (0: no version field)
+BUSY_VERSION = 2  # what encode_busy writes
+RUN_VERSION = 1  # what encode_run writes
+BUSY_VERSIONS = (0, 1, 2)  # what decode_busy reads (0: no version field)
+RUN_VERSIONS = (0, 1)  # what decode_run reads
 
 
 @dataclass
@@ -46,11 +52,14 @@ class BusyKey:
     set when a step that stored items ends and when a durable result is recorded after
     a write; a restore also reads it off the run record's calls
     (:attr:`RecordedCall.stored_items`), which a replay does not run again.
+    ``incarnation``: the submission the key's input counter counts in
+    (:mod:`~flink_agents_ltm.runtime.incarnation`).
     """
 
     head: int
     drain_rounds: int
     keeps_counter: bool
+    incarnation: str = LEGACY  # the incarnation the key's counter counts in
 
 
 @dataclass
@@ -105,44 +114,50 @@ class StateFormatError(ValueError):
     """Keyed state in a format this build cannot read (written by a newer build)."""
 
 
-def _refuse(record: str, state: str, found: object) -> StateFormatError:
+def _refuse(record: str, state: str, found: object,
+            readable: tuple[int, ...]) -> StateFormatError:
     return StateFormatError(
         f"the {record} in Flink state '{state}' has format version {found!r}, but this build "
-        f"of flink_agents_ltm reads versions {', '.join(map(str, READABLE_VERSIONS))} only: "
+        f"of flink_agents_ltm reads versions {', '.join(map(str, readable))} only: "
         "restore the job with the build that wrote this state, or a newer one")
 
 
-def _version(value: Any, legacy: type, record: str, state: str) -> int:
+def _version(value: Any, legacy: type, record: str, state: str,
+             readable: tuple[int, ...]) -> int:
     if type(value) is tuple and value and type(value[0]) is int:
-        if value[0] in READABLE_VERSIONS and value[0] != 0:
+        if value[0] in readable and value[0] != 0:
             return value[0]
-        raise _refuse(record, state, value[0])
+        raise _refuse(record, state, value[0], readable)
     if isinstance(value, legacy):
         return 0
-    raise _refuse(record, state, f"unknown ({type(value).__name__})")
+    raise _refuse(record, state, f"unknown ({type(value).__name__})", readable)
 
 
 def encode_busy(busy: BusyKey) -> tuple[Any, ...]:
-    return (FORMAT_VERSION, busy.head, busy.drain_rounds, busy.keeps_counter)
+    return (BUSY_VERSION, busy.head, busy.drain_rounds, busy.keeps_counter, busy.incarnation)
 
 
 def decode_busy(value: Any) -> BusyKey:
-    """A :class:`BusyKey` from Flink state of any readable version."""
-    if _version(value, BusyKey, "busy record (BusyKey)", "agent-busy") == 1:
+    """A :class:`BusyKey` from Flink state of any readable version (versions 0 and 1 have
+    the legacy incarnation)."""
+    version = _version(value, BusyKey, "busy record (BusyKey)", "agent-busy", BUSY_VERSIONS)
+    if version == 2:
+        return BusyKey(value[1], value[2], value[3], value[4])
+    if version == 1:
         return BusyKey(value[1], value[2], value[3])
     fields = vars(value)  # version 0: the pickled dataclass
     return BusyKey(fields["head"], fields["drain_rounds"], fields["keeps_counter"])
 
 
 def encode_run(record: RunRecord) -> tuple[Any, ...]:
-    return (FORMAT_VERSION, record.seq, record.steps,
+    return (RUN_VERSION, record.seq, record.steps,
             [(call.name, call.result, call.stored_items) for call in record.calls],
             record.outputs, record.sensory, record.short_term)
 
 
 def decode_run(value: Any) -> RunRecord:
     """A :class:`RunRecord` from Flink state of any readable version."""
-    if _version(value, RunRecord, "run record (RunRecord)", "agent-run") == 1:
+    if _version(value, RunRecord, "run record (RunRecord)", "agent-run", RUN_VERSIONS) == 1:
         _, seq, steps, calls, outputs, sensory, short_term = value
         return RunRecord(seq, steps, [RecordedCall(*call) for call in calls], outputs,
                          sensory, short_term)

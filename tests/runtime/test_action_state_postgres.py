@@ -125,7 +125,7 @@ def test_markers_started_together_share_commits_and_each_is_committed_when_start
         assert store.row_count() == calls
         assert store.commits < calls  # grouped: fewer transactions than markers
     finally:
-        store.clear_subtask(0)
+        store.clear_subtask(0, keep_line_suffix="@none")
         store.close()
 
 
@@ -145,7 +145,7 @@ def test_results_still_queued_at_close_are_written_and_a_bad_statement_fails_alo
         try:
             assert again.lookup("k#0#0", "call0").result == b"receipt"
         finally:
-            again.clear_subtask(0)
+            again.clear_subtask(0, keep_line_suffix="@none")
             again.close()
     finally:
         store.close()

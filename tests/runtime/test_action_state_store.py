@@ -370,12 +370,13 @@ def test_a_calls_started_marker_and_result_are_written_on_the_thread_that_runs_i
     from flink_agents_ltm.runtime.durable import DurableCall
     from flink_agents_ltm.runtime.worker_pool import ThreadWorkerPool
 
-    journal = open_journal(AgentsConfiguration(config), 0, fresh=True)
+    journal = open_journal(AgentsConfiguration(config), 0, first_attempt=True,
+                           restoring=False, incarnation="0" * 16)
     store = CountingStore(journal.store)
     journal.store = store
     pool = ThreadWorkerPool(2, 10.0, "mail-worker")
     call = DurableCall(send_email, (7,), {})
-    _, call.on_start, call.on_result = journal.start(journal.run_of("k", 0, "7"), "k#0#0",
+    _, call.on_start, call.on_result = journal.start(journal.run_of("k", "", 0, "7"), "k#0#0",
                                                      "call0", call.name)
     assert store.calls["started"] == 0  # submitting writes nothing on this thread
     handle = pool.submit(call, "call0")
@@ -457,7 +458,7 @@ def test_without_checkpoint_notifications_rows_go_after_the_retention(tmp_path):
     journal = ActionJournal(store, 0, checkpoints=False, retention_s=60,
                             wall_clock=lambda: now[0])
     for key in ("a", "b"):
-        _, write_started, _ = journal.start(journal.run_of(key, 0, "input"), f"{key}#0#0",
+        _, write_started, _ = journal.start(journal.run_of(key, "", 0, "input"), f"{key}#0#0",
                                             "call0", "send")
         write_started()
     journal.step_done("a#0#0")

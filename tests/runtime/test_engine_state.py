@@ -10,7 +10,7 @@ from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_runs import DRAIN_ROUNDS_PER_INPUT
 
-ENGINE_STATES = ("next_seq", "busy", "pending", "run")
+ENGINE_STATES = ("next_seq", "incarnation", "busy", "pending", "run")
 
 
 def echo(value):
@@ -35,7 +35,8 @@ def test_keys_whose_work_ended_leave_no_engine_state_and_no_timers():
     for n in range(3):
         for k in range(50):
             harness.process_element((f"k{k}", n))
-    assert engine_entries(harness) == {"next_seq": 50, "busy": 50, "pending": 150, "run": 0}
+    assert engine_entries(harness) == {"next_seq": 50, "incarnation": 0, "busy": 50,
+                                       "pending": 150, "run": 0}
     assert len(harness.timers()) == 50 * (1 + DRAIN_ROUNDS_PER_INPUT * 3)  # poll, drain rounds
     while harness.pool.pending():
         harness.pool.complete_all()
@@ -112,12 +113,14 @@ def test_a_key_that_stored_an_item_keeps_only_its_input_counter_and_counts_on(tm
     harness = notes_harness(tmp_path)
     run_one(harness, ("writer", 0, True))
     run_one(harness, ("writer", 1, True))
-    assert harness.outputs == ["writer#0#0", "writer#1#0"]
-    assert engine_entries(harness) == {"next_seq": 1, "busy": 0, "pending": 0, "run": 0}
+    assert harness.outputs == [harness.observation_id("writer", 0),
+                               harness.observation_id("writer", 1)]
+    assert engine_entries(harness) == {"next_seq": 1, "incarnation": 1, "busy": 0, "pending": 0,
+                                       "run": 0}
     assert harness.state_of("writer", "next_seq") == 2
     assert harness.timers() == []
     run_one(harness, ("writer", 2, False))  # stores nothing, but the key keeps counting
-    assert harness.outputs[-1] == "writer#2#0"
+    assert harness.outputs[-1] == harness.observation_id("writer", 2, 0)
     assert harness.state_of("writer", "next_seq") == 3
 
 
@@ -125,7 +128,8 @@ def test_a_key_that_never_stored_an_item_starts_again_at_input_zero(tmp_path):
     harness = notes_harness(tmp_path)
     run_one(harness, ("reader", 0, False))
     run_one(harness, ("reader", 1, False))
-    assert harness.outputs == ["reader#0#0", "reader#0#0"]
+    # (in this run's line: a new line only for a new run of the job)
+    assert harness.outputs == [harness.observation_id("reader", 0)] * 2
     assert engine_entries(harness) == dict.fromkeys(ENGINE_STATES, 0)
     assert harness.timers() == []
 

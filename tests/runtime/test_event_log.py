@@ -57,9 +57,10 @@ def test_a_run_is_its_input_call_output_action_and_end_each_naming_key_and_obser
         ("traced", "TracedAgent", "k", 0)}
     _, call, output, action, run = written
     assert (call["call"], call["position"], call["outcome"], call["observation_id"]) == (
-        "runtime.event_log_agents.echo", "call0", "completed", "k#0#0")
+        "runtime.event_log_agents.echo", "call0", "completed",
+        harness.observation_id("k", 0, 0))
     assert (action["outcome"], action["observation_id"], action["level"]) == (
-        "completed", "k#0#0", "INFO")
+        "completed", harness.observation_id("k", 0, 0), "INFO")
     assert isinstance(action["duration_ms"], int) and isinstance(call["duration_ms"], int)
     assert output["payload"] == 1000
     assert (run["outcome"], run["outputs"]) == ("completed", 1)
@@ -89,7 +90,8 @@ def test_memory_operations_name_set_and_ids_and_never_the_value_query_or_metadat
 
     memory = [r for r in records() if r["record"] == "memory"]
     assert [(r["op"], r["set"], r["observation_id"]) for r in memory] == [
-        ("add", "notes", "m#0#0"), ("search", "notes", "m#0#0")]
+        ("add", "notes", harness.observation_id("m", 0)),
+        ("search", "notes", harness.observation_id("m", 0))]
     assert len(memory[0]["ids"]) == 1 and memory[1]["ids"] == memory[0]["ids"]
     sent = [r["event_type"] for r in records() if r["record"] == "event"]
     assert sent == ["Greeted", "MemoryUpdateEvent", "MemorySearchEvent"]
@@ -186,11 +188,13 @@ def test_trace_prints_a_keys_runs_as_a_tree_from_input_to_output(traced, tmp_pat
     lines = capsys.readouterr().out.splitlines()
     assert code == 0
     assert lines[0].startswith("input #0 of key 'm' (InputEvent): [\"m\", \"memory\"]")
-    assert lines[1].startswith("  action handle on InputEvent [m#0#0]: completed in ")
+    assert lines[1].startswith(
+        f"  action handle on InputEvent [{harness.observation_id('m', 0, 0)}]: completed in ")
     assert lines[2].startswith("    memory add on set 'notes': ids ['")
     assert lines[3].startswith("    memory search on set 'notes'")
     assert lines[4] == '    event Greeted: {"text": "hello m"}'
-    assert lines[7].startswith("  action greeted on Greeted [m#0#1]: completed")
+    assert lines[7].startswith(
+        f"  action greeted on Greeted [{harness.observation_id('m', 0, 1)}]: completed")
     assert lines[8] == '    output: "hello m"'
     assert "  run completed: 1 output(s)" in lines
     assert any(line.startswith("input #1 of key 'm'") for line in lines)

@@ -15,7 +15,7 @@ from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_s
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
 from flink_agents_ltm.runtime.harness import AgentHarness
 
-ENGINE_STATES = ("next_seq", "busy", "pending", "run")
+ENGINE_STATES = ("next_seq", "incarnation", "busy", "pending", "run")
 # The input's run fails in the callback that received it (its durable call returns at
 # once), or after its action parked on the call (its work is in keyed state by then).
 WHERE = ["within-its-callback", "after-parking"]
@@ -102,20 +102,21 @@ def test_what_a_failed_action_wrote_to_long_term_memory_stays_when_failures_are_
     assert harness.outputs == []  # the run is dropped ...
     assert stored_notes(harness, "k") == ["note 0 of k"]  # ... its write is not
     run_one(harness, ("k", 1, None))
-    assert harness.outputs == [("k#1#0", ["note 0 of k", "note 1 of k"])]
+    assert harness.outputs == [(harness.observation_id("k", 1, 0), ["note 0 of k", "note 1 of k"])]
 
 
 @pytest.mark.parametrize("where", WHERE)
 def test_a_key_whose_failed_action_stored_an_item_keeps_its_input_counter(tmp_path, where):
     harness = ignoring_harness(tmp_path, where)
     run_one(harness, ("k", 0, "after-the-write"))
-    assert engine_entries(harness) == {"next_seq": 1, "busy": 0, "pending": 0, "run": 0}
+    assert engine_entries(harness) == {"next_seq": 1, "incarnation": 1, "busy": 0, "pending": 0,
+                                       "run": 0}
     assert harness.state_of("k", "next_seq") == 1
     assert harness.timers() == []
     # Input #1 writes at the same position as the failed input #0: with the counter reset,
     # its item would get #0's id and overwrite the failed action's note.
     run_one(harness, ("k", 1, None))
-    assert harness.outputs == [("k#1#0", ["note 0 of k", "note 1 of k"])]
+    assert harness.outputs == [(harness.observation_id("k", 1, 0), ["note 0 of k", "note 1 of k"])]
     assert harness.state_of("k", "next_seq") == 2
 
 
@@ -125,4 +126,4 @@ def test_a_key_whose_failed_action_stored_nothing_starts_again_at_input_zero(tmp
     run_one(harness, ("k", 0, "before-the-write"))
     assert engine_entries(harness) == dict.fromkeys(ENGINE_STATES, 0)
     run_one(harness, ("k", 1, None))
-    assert harness.outputs == [("k#0#0", ["note 1 of k"])]
+    assert harness.outputs == [(harness.observation_id("k", 0, 0), ["note 1 of k"])]

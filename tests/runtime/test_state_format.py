@@ -22,7 +22,8 @@ import pytest
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.runtime.harness import AgentHarness, Snapshot
 from flink_agents_ltm.runtime.run_record import (
-    FORMAT_VERSION,
+    BUSY_VERSION,
+    RUN_VERSION,
     BusyKey,
     RecordedCall,
     RunRecord,
@@ -130,42 +131,47 @@ def test_a_restored_key_writes_its_records_in_the_current_format(tmp_path):
         restored.advance(0.005)  # input #0 ends; input #1 takes its first step, parks on add
         stored = {name: pickle.loads(restored._backend.tables[name]["k"])
                   for name in ("busy", "run")}
-        assert stored["busy"] == (FORMAT_VERSION, 1, 12, True)
-        assert stored["run"][:2] == (FORMAT_VERSION, 1)
+        # the key's counter was counted before incarnations: it goes on in the legacy line
+        assert stored["busy"] == (BUSY_VERSION, 1, 12, True, "")
+        assert stored["run"][:2] == (RUN_VERSION, 1)
     finally:
         restored.close()
 
 
+def test_a_busy_record_of_version_1_is_read_in_the_legacy_line_of_runs():
+    assert decode_busy((1, 3, 16, True)) == BusyKey(3, 16, True, incarnation="")
+
+
 def test_records_come_back_from_the_current_format_unchanged():
-    busy = BusyKey(head=3, drain_rounds=16, keeps_counter=False)
+    busy = BusyKey(head=3, drain_rounds=16, keeps_counter=False, incarnation="0123abcd")
     record = RunRecord(3, [["event"]], [RecordedCall("f", [1], None), RecordedCall("g", 2, False)],
                        ["out"], {"s": b"1"}, {"t": None})
     assert decode_busy(pickle.loads(pickle.dumps(encode_busy(busy)))) == busy
     assert decode_run(pickle.loads(pickle.dumps(encode_run(record)))) == record
 
 
-@pytest.mark.parametrize(("decode", "stored", "named"), [
-    (decode_busy, (FORMAT_VERSION + 1, 0, 8, True), "busy record (BusyKey) in Flink state "
-                                                    "'agent-busy'"),
-    (decode_run, (FORMAT_VERSION + 1, 0, [], [], [], {}, {}),
-     "run record (RunRecord) in Flink state 'agent-run'"),
+@pytest.mark.parametrize(("decode", "stored", "named", "read"), [
+    (decode_busy, (BUSY_VERSION + 1, 0, 8, True, "x", "new"),
+     "busy record (BusyKey) in Flink state 'agent-busy'", "0, 1, 2"),
+    (decode_run, (RUN_VERSION + 1, 0, [], [], [], {}, {}),
+     "run record (RunRecord) in Flink state 'agent-run'", "0, 1"),
 ])
 def test_a_record_of_a_newer_format_version_is_refused_in_one_line_naming_the_versions_read(
-        decode, stored, named):
+        decode, stored, named, read):
     with pytest.raises(StateFormatError) as refused:
         decode(stored)
     assert str(refused.value) == (
-        f"the {named} has format version {FORMAT_VERSION + 1}, but this build of "
-        "flink_agents_ltm reads versions 0, 1 only: restore the job with the build that "
+        f"the {named} has format version {stored[0]}, but this build of "
+        f"flink_agents_ltm reads versions {read} only: restore the job with the build that "
         "wrote this state, or a newer one")
 
 
 def test_a_restore_from_state_of_a_newer_format_fails_the_key_with_that_error(tmp_path):
     snapshot = unversioned_snapshot()
-    snapshot.tables["busy"]["k"] = cloudpickle.dumps((FORMAT_VERSION + 1, 0, 8, True, "new"))
+    snapshot.tables["busy"]["k"] = cloudpickle.dumps((BUSY_VERSION + 1, 0, 8, True, "", "new"))
     restored = AgentHarness.restore(snapshot, NotesAgent(), config=config(tmp_path))
     try:
-        with pytest.raises(StateFormatError, match=f"has format version {FORMAT_VERSION + 1},"):
+        with pytest.raises(StateFormatError, match=f"has format version {BUSY_VERSION + 1},"):
             restored.advance(0.005)  # the key's poll timer reads its busy record
     finally:
         restored.close()

@@ -263,9 +263,14 @@ class PostgresActionStateStore:
         return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND done_at < %s",
                              self._job, at))
 
-    def clear_subtask(self, subtask: int) -> int:
-        return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND subtask = %s",
-                             self._job, subtask))
+    def clear_subtask(self, subtask: int, keep_line_suffix: str) -> int:
+        return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND subtask = %s AND "
+                             "right(input_key, %s) IS DISTINCT FROM %s", self._job, subtask,
+                             len(keep_line_suffix), keep_line_suffix))
+
+    def has_rows(self, subtask: int) -> bool:
+        return self._run(f"SELECT EXISTS (SELECT 1 FROM {TABLE} WHERE job = %s AND "
+                         "subtask = %s)", self._job, subtask, fetch=True)[0] is True
 
     def row_count(self) -> int:
         row = self._run(f"SELECT COUNT(*) FROM {TABLE} WHERE job = %s", self._job, fetch=True)

@@ -15,7 +15,7 @@ and the done marks of ended steps are written in batches (:data:`MARKS_BATCH` st
 the steps of :data:`MARKS_DELAY_S`), always before a snapshot and before a prune. A
 mark not yet written when the process dies only delays the pruning of its rows: a
 replayed step marks them again, and those of a step the restored checkpoint covers stay
-until the job starts afresh (at most one batch per failure).
+until the next submission of the job starts without state (at most one batch per failure).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from flink_agents_ltm.runtime.action_state.store import (
     open_action_state_store,
 )
 from flink_agents_ltm.runtime.durable import NonDeterministicReplayError
+from flink_agents_ltm.runtime.incarnation import run_line, run_place
 
 MISSING = "missing"  # the store holds nothing for the call
 STARTED = "started"  # started, never returned: a crash (or a kill) interrupted it
@@ -72,27 +73,30 @@ class ActionJournal:
 
     # ---- runs
 
-    def run_of(self, key: str, seq: int, fingerprint: str) -> RunTag:
-        """The run whose rows serve the input (``fingerprint``) at place ``seq`` of ``key``,
-        claimed for this process. Its own place if its rows are there (the input arrived
-        where it did before the failure) or nothing is; else the earliest unclaimed run of
-        the same input since the key's first run here (it arrived elsewhere before the
-        failure); else a new run beside the other input's rows at its place."""
-        place = f"{key}#{seq}"
-        if not self._recovered:  # a fresh start cleared the rows of earlier runs: no query
-            return RunTag(key, place, seq, fingerprint, has_rows=False)
-        min_seq = self._first_seq.setdefault(key, seq)
+    def run_of(self, key: str, incarnation: str, seq: int, fingerprint: str) -> RunTag:
+        """The run whose rows serve the input (``fingerprint``) at place ``seq`` of ``key``'s
+        line in ``incarnation``, claimed for this process. Its own place if its rows are
+        there (the input arrived where it did before the failure) or nothing is; else the
+        earliest unclaimed run of the same input in the line since the key's first run here
+        (it arrived elsewhere before the failure); else a new run beside the other input's
+        rows at its place. The store knows a run by its line (:attr:`RunTag.key`), so an
+        input of another submission of the job never answers this one's."""
+        line = run_line(key, incarnation)
+        place = run_place(key, incarnation, seq)
+        if not self._recovered:  # nothing of an earlier attempt is left: no query
+            return RunTag(line, place, seq, fingerprint, has_rows=False)
+        min_seq = self._first_seq.setdefault(line, seq)
         state = self.store.run_state(place)
         if state is not None and state[0] == fingerprint and state[1] != self._owner:
             run = place  # where it was before the failure
         else:
-            earlier = self.store.runs_of(key, fingerprint, min_seq, self._owner)
+            earlier = self.store.runs_of(line, fingerprint, min_seq, self._owner)
             if not earlier:  # a new input: its own place, or beside another input's rows
-                return RunTag(key, place if state is None else f"{place}.{self._owner[:12]}",
+                return RunTag(line, place if state is None else f"{place}.{self._owner[:12]}",
                               seq, fingerprint, has_rows=False)
             run = earlier[0]
         self.store.claim(run, self._owner)  # rows of the failed attempt, now this run's
-        return RunTag(key, run, seq, fingerprint)
+        return RunTag(line, run, seq, fingerprint)
 
     # ---- calls
 
@@ -181,20 +185,29 @@ class ActionJournal:
             self.store.close()
 
 
-def open_journal(config: AgentsConfiguration, subtask: int, *, fresh: bool,
+def open_journal(config: AgentsConfiguration, subtask: int, *, first_attempt: bool,
+                 restoring: bool, incarnation: str,
                  checkpoints: bool = False) -> ActionJournal | None:
-    """The journal ``agents.action-state.store`` asks for (``None`` when off). ``fresh``:
-    the job starts anew, not from a recovery; the subtask's rows of an earlier run of the
-    job are dropped, so that they never answer this run's calls."""
+    """The journal ``agents.action-state.store`` asks for (``None`` when off).
+
+    A first attempt of a submission that restores no savepoint (``restoring`` false)
+    starts without state: the subtask's rows of other submissions are dropped (no input
+    of this one can be theirs), its own are kept (a JobManager failover restarts the job
+    at attempt 0 from its last checkpoint, with calls to reconcile). A later attempt and a
+    restore from a savepoint or a retained checkpoint (of this submission or an earlier
+    one, at any parallelism) recover: a run looks its rows up. Only a start that leaves the
+    subtask no row skips the lookups."""
     store = open_action_state_store(config.get(AgentsOptions.ACTION_STATE_STORE),
                                     config.get(AgentsOptions.JOB_ID), config)
     if store is None:
         return None
-    if fresh:
-        store.clear_subtask(subtask)
+    recovered = True
+    if first_attempt and not restoring:
+        store.clear_subtask(subtask, run_line("", incarnation))
+        recovered = store.has_rows(subtask)
     return ActionJournal(store, subtask, checkpoints=checkpoints,
                          retention_s=config.get(AgentsOptions.ACTION_STATE_RETENTION_MS) / 1000,
-                         recovered=not fresh)
+                         recovered=recovered)
 
 
 def input_fingerprint(value: Any) -> str:

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class RunTag:
-    """Which input a run's rows serve: the key, the run id the rows are under
-    (``key#seq``, or an alias when another input's rows hold that place), the run's
-    place in the key's sequence, and the fingerprint of its input. ``has_rows``: the store
+    """Which input a run's rows serve: the key's line of runs (``key@<incarnation>``,
+    :mod:`~flink_agents_ltm.runtime.incarnation`), the run id the rows are under (its
+    place ``<line>#<seq>``, or an alias when another input's rows hold that place), the
+    run's place in the key's sequence, and the fingerprint of its input. ``has_rows``: the store
     may hold rows of the run written before a failure (``False``: a new run, whose calls
     need no lookup)."""
 

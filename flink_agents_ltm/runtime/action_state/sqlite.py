@@ -145,9 +145,14 @@ class SqliteActionStateStore:
         return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND done_at < ?",
                          self._job, at).rowcount
 
-    def clear_subtask(self, subtask: int) -> int:
-        return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND subtask = ?",
-                         self._job, subtask).rowcount
+    def clear_subtask(self, subtask: int, keep_line_suffix: str) -> int:
+        return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND subtask = ? AND "
+                         "substr(input_key, -?) IS NOT ?", self._job, subtask,
+                         len(keep_line_suffix), keep_line_suffix).rowcount
+
+    def has_rows(self, subtask: int) -> bool:
+        return self._run(f"SELECT 1 FROM {TABLE} WHERE job = ? AND subtask = ? LIMIT 1",
+                         self._job, subtask).fetchone() is not None
 
     def row_count(self) -> int:
         return int(self._run(f"SELECT COUNT(*) FROM {TABLE} WHERE job = ?",

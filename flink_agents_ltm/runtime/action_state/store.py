@@ -64,8 +64,13 @@ class ActionStateStore(Protocol):
     def prune_older(self, at: float) -> int:
         """Drop every done row whose step ended before ``at``; answers how many."""
 
-    def clear_subtask(self, subtask: int) -> int:
-        """A fresh start of the job (not a recovery): drop what the subtask left."""
+    def clear_subtask(self, subtask: int, keep_line_suffix: str) -> int:
+        """A start of the job without its state: drop the rows the subtask left, except
+        those of runs whose key's line (:attr:`RunTag.key`) ends with ``keep_line_suffix``
+        (this submission's own, kept through a JobManager failover); answers how many."""
+
+    def has_rows(self, subtask: int) -> bool:
+        """The subtask left rows (a start must look its runs up)."""
 
     def row_count(self) -> int: ...
 
