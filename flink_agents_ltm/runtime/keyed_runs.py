@@ -453,7 +453,7 @@ class KeyedRunEngine:
                 states.next_seq.clear()
         elif work.keeps_counter:
             states.next_seq.update(work.next_seq)
-        if work.keeps_counter and not work.incarnation_kept and work.incarnation != LEGACY:
+        if work.keeps_counter and not work.incarnation_kept:
             states.incarnation.update(work.incarnation)  # once: the counter's line for good
         if work.poll_at is not None:
             timers.delete_processing_time_timer(work.poll_at)

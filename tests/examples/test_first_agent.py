@@ -35,18 +35,23 @@ def test_the_quickstart_shows_the_example_file_exactly():
 
 
 @pytest.mark.cluster
-def test_the_example_runs_as_written_and_its_memories_outlive_the_run(user_dirs):
+def test_the_example_runs_as_written_and_a_second_run_keeps_the_first_runs_memories(user_dirs):
     """Process mode (a bare environment's default) without any python.* option: the
-    Python workers still find PyFlink and this package. Then the long-term memory the
-    run left behind is what a second run would recall (read here, in this process)."""
+    Python workers still find PyFlink and this package. Run again, as the quickstart says:
+    alice's first message recalls the first run's two, and the store keeps both runs'
+    messages side by side (a new run of a job never takes the last run's item ids)."""
     cwd, scratch, home = user_dirs
-    result = run_python(["-m", "flink_agents_ltm.examples.first_agent"], cwd, scratch, home)
-    assert result.returncode == 0, failure(result)
-    assert replies(result.stdout) == {
+    first = run_python(["-m", "flink_agents_ltm.examples.first_agent"], cwd, scratch, home)
+    assert first.returncode == 0, failure(first)
+    assert replies(first.stdout) == {
         "alice": [(1, []), (2, ["My teapot has not arrived yet."])],
         "bob": [(1, [])],
     }
     assert [p.name for p in home.iterdir()] == ["support-bot"]
+    again = run_python(["-m", "flink_agents_ltm.examples.first_agent"], cwd, scratch, home)
+    assert again.returncode == 0, failure(again)
+    assert replies(again.stdout)["alice"][0] == (1, sorted(QUESTIONS["alice"]))
+    assert replies(again.stdout)["bob"] == [(1, QUESTIONS["bob"])]
 
     from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
     from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
@@ -54,11 +59,9 @@ def test_the_example_runs_as_written_and_its_memories_outlive_the_run(user_dirs)
     memory = Mem0LongTermMemory.from_config(
         "support-bot", {LongTermMemoryOptions.BASE_DIR.key: str(home)})
     try:
-        for customer, first_message in (("alice", "My teapot has not arrived yet."),
-                                        ("bob", "Can I change my delivery address?")):
-            memory.switch_context(customer, "second-run", False)
-            conversation = memory.get_memory_set("conversation")
-            recalled = [item.value for item in conversation.search(first_message, limit=2)]
-            assert sorted(recalled) == sorted(QUESTIONS[customer])
+        for customer, questions in QUESTIONS.items():
+            memory.switch_context(customer, "after-two-runs", False)
+            kept = [item.value for item in memory.get_memory_set("conversation").get()]
+            assert sorted(kept) == sorted(questions * 2)
     finally:
         memory.close()
