@@ -8,7 +8,7 @@ def rows(job_id: str, base_dir) -> dict[str, str]:
     with the hashing model): ``{id: text}``."""
     memory, release = acquire_memory(StoreSpec(job_id, embedder="hashing", base_dir=base_dir))
     try:
-        found = memory.get_all(filters={"user_id": job_id}, top_k=100)["results"]
+        found = memory.get_all(filters={"user_id": job_id}, top_k=100_000)["results"]
     finally:
         release()
     return {row["id"]: row["memory"] for row in found}
