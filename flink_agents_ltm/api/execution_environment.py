@@ -201,5 +201,6 @@ class AgentBuilder:
                                     self._agent, config, self._agents_env.resources,
                                     self._agents_env.submission())
         with contextlib.suppress(AttributeError, TypeError):
-            stream.execute_and_collect = shaper.wrap_collect(stream.execute_and_collect)
+            stream.execute_and_collect = shaper.wrap_collect(
+                stream.execute_and_collect, self._agents_env.submission().restore_path)
         return stream

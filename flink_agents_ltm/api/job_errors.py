@@ -35,6 +35,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,8 +46,9 @@ from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
 
 from flink_agents_ltm.api.redaction import redact_text
 
-__all__ = ["VERBOSE_VARIABLE", "JobError", "JobFailedError", "JobFailureShaper",
-           "find_job_error", "install_excepthook", "verbose"]
+__all__ = ["COLLECT_RESTORE_ERROR", "VERBOSE_VARIABLE", "CollectFromSavepointWarning",
+           "JobError", "JobFailedError", "JobFailureShaper", "find_job_error",
+           "install_excepthook", "verbose"]
 
 VERBOSE_VARIABLE = "FLINK_AGENTS_LTM_VERBOSE"
 HOME_VARIABLE = "FLINK_AGENTS_LTM_HOME"
@@ -82,15 +84,31 @@ class JobError:
         return f"{self.short_type}: {self.message}" if self.message else self.short_type
 
 
+# Flink's own errors whose text misleads a user, by a phrase of it: what the user did.
+COLLECT_RESTORE_ERROR = JobError(
+    "CollectSinkRestoreError",
+    "execute_and_collect() cannot go on from a savepoint: the restored collect sink expects "
+    "a client that read its earlier results (Flink says 'userVisibleTail should not be "
+    "larger than offset'); write the outputs to a sink that resumes (FileSink, Kafka, ...) "
+    "for a job you stop with a savepoint and resume, or start it without one")
+_KNOWN_FLINK_ERRORS = (("userVisibleTail should not be larger than offset",
+                        COLLECT_RESTORE_ERROR),)
+
+
 def find_job_error(text: str) -> JobError | None:
     """The error a failed job's trace ``text`` is about: the project's own exception
-    (the outermost one: Python prints it last; several copies are one error), else the
-    last exception of a Python traceback in it, else the root cause of the Java chain."""
+    (the outermost one: Python prints it last; several copies are one error), else a
+    Flink error known to mislead (:data:`_KNOWN_FLINK_ERRORS`: what the user did and what
+    to do), else the last exception of a Python traceback in it, else the root cause of
+    the Java chain."""
+    known = next((error for phrase, error in _KNOWN_FLINK_ERRORS if phrase in text), None)
     project = [m for pattern in (_PROJECT_PYTHON, _PEMJA) for m in pattern.finditer(text)
                if m.group(1).startswith(PACKAGE + ".")]
     if project:
         last = max(project, key=lambda m: m.start())
         return JobError(last.group(1), " ".join(last.group(2).split()))
+    if known is not None:
+        return known
     python = _last_python_exception(text)
     if python is not None:
         return python
@@ -138,6 +156,10 @@ class JobFailedError(Py4JJavaError):  # type: ignore[misc]
 
     def __reduce__(self) -> tuple[Any, ...]:  # the Java object does not pickle
         return (RuntimeError, (str(self.line),))
+
+
+class CollectFromSavepointWarning(UserWarning):
+    """A job read with ``execute_and_collect`` starts from a savepoint."""
 
 
 class JobFailureShaper:
@@ -189,13 +211,22 @@ class JobFailureShaper:
         run.__doc__ = method.__doc__
         return run
 
-    def wrap_collect(self, method: Callable[..., Any]) -> Callable[..., Any]:
+    def wrap_collect(self, method: Callable[..., Any],
+                     restoring_from: str | None = None) -> Callable[..., Any]:
         """``execute_and_collect`` of a stream: its iterator raises :class:`JobFailedError`
-        (a job's failure surfaces while its results are read)."""
+        (a job's failure surfaces while its results are read). ``restoring_from``: the job
+        starts from that savepoint, which a collect sink cannot resume from: a warning
+        says so before the job runs."""
         if getattr(method, "_shaped_job_errors", False):
             return method
 
         def execute_and_collect(*args: Any, **kwargs: Any) -> Any:
+            if restoring_from is not None:
+                warnings.warn(
+                    f"this job starts from the savepoint {redact_text(restoring_from)} but "
+                    "reads its outputs with execute_and_collect(), whose sink cannot resume "
+                    "from a savepoint: write them to a sink that resumes (FileSink, Kafka, "
+                    "...)", CollectFromSavepointWarning, stacklevel=2)
             with self.shaping():
                 result = method(*args, **kwargs)
             return result if isinstance(result, list) else _ShapedIterator(result, self)
