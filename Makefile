@@ -43,7 +43,9 @@ install: $(STAMP)  ## create .venv with the package, all extras and the dev tool
 demo: $(DEMO_STAMP)  ## run the customer-memory agent on PyFlink's local mini-cluster
 	$(PY) -m flink_agents_ltm.examples.customer_memory
 
-example-first-agent: $(STAMP)  ## run the quickstart's first agent (twice: it remembers)
+example-first-agent: $(STAMP)  ## run the quickstart's first agent twice: the second run recalls the first's messages
+	$(PY) -m flink_agents_ltm.examples.first_agent
+	@echo "==> again: long-term memory kept the first run's messages"
 	$(PY) -m flink_agents_ltm.examples.first_agent
 
 example-support-chat: $(STAMP)  ## run ctx.chat with tools and a memory-event listener, offline
