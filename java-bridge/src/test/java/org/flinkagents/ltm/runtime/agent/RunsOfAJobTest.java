@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -31,10 +32,12 @@ import org.flinkagents.ltm.api.AgentSettings;
 import org.flinkagents.ltm.api.AgentsExecutionEnvironment;
 import org.flinkagents.ltm.api.Event;
 import org.flinkagents.ltm.api.InputEvent;
+import org.flinkagents.ltm.api.DurableCallable;
 import org.flinkagents.ltm.api.JobSubmission;
 import org.flinkagents.ltm.api.OutputEvent;
 import org.flinkagents.ltm.api.PythonSettings;
 import org.flinkagents.ltm.api.RunnerContext;
+import org.flinkagents.ltm.api.memory.MemorySet;
 import org.flinkagents.ltm.api.memory.MemorySetItem;
 import org.flinkagents.ltm.runtime.memory.MailboxThreadChecker;
 import org.flinkagents.ltm.runtime.memory.PythonLongTermMemory;
@@ -236,5 +239,57 @@ class RunsOfAJobTest {
                 () -> assertEquals(1L, left.keysPerState.get(AgentOperator.INCARNATION),
                         "the new key keeps its incarnation beside its counter; the legacy key "
                                 + "writes none"));
+    }
+
+    static final String GATED = "ann's first note";
+    static final List<List<String>> GATED_IDS = new CopyOnWriteArrayList<>();
+
+    /** Adds each note in a durable call; the call of {@link #GATED} then waits for the gate. */
+    public static class AddThenWait extends Agent {
+        private static final long serialVersionUID = 1L;
+
+        @Action(listenEvents = {InputEvent.class})
+        public void remember(Event event, RunnerContext ctx) throws Exception {
+            @SuppressWarnings("unchecked")
+            Tuple2<String, String> input = (Tuple2<String, String>) ((InputEvent) event).getInput();
+            MemorySet notes = ctx.getLongTermMemory().getMemorySet("notes");
+            ArrayList<String> ids = ctx.durableExecuteAsync(DurableCallable.of("store", () -> {
+                ArrayList<String> added = new ArrayList<>(notes.add(input.f1));
+                if (input.f1.equals(GATED)) {
+                    GATED_IDS.add(added);
+                    if (GATED_IDS.size() == 1) {
+                        FailAfterCheckpoint.waiting();
+                        AgentRestoreTest.await(FailAfterCheckpoint.GATE);
+                    }
+                }
+                return added;
+            }));
+            ctx.sendEvent(new OutputEvent(input.f0 + "|" + ids));
+        }
+    }
+
+    /**
+     * A key busy with its first input (its counter not kept for good yet) when the checkpoint
+     * is taken: after the restore its call runs again in the same line, so its add rewrites the
+     * same row. Were the key's incarnation not in the checkpoint, the restored key would read as
+     * legacy (a counter without an incarnation) and the add would write a second row.
+     */
+    @Test
+    void testAKeyRestoredWhileBusyWithItsFirstInputGoesOnInItsOwnLine() throws Exception {
+        GATED_IDS.clear();
+        List<Tuple2<String, String>> inputs = List.of(Tuple2.of("ann", GATED),
+                Tuple2.of("ben", "ben's first note")); // held until the gate opened
+        FailAfterCheckpoint.Ran ran = FailAfterCheckpoint.run("busy-first-input",
+                new AddThenWait(), inputs, new AgentRestoreTest.HoldTheLast(inputs.size()));
+
+        assertTrue(FailAfterCheckpoint.injected(),
+                "the job failed right after the checkpoint that held ann's call in flight");
+        TreeSet<String> stored = rows(ran.jobId(), ran.memoryConfig(), "ann");
+        assertAll(
+                () -> assertEquals(2, GATED_IDS.size(), "the call ran again after the restore"),
+                () -> assertEquals(GATED_IDS.get(0), GATED_IDS.get(1),
+                        "the re-run add minted the same ids"),
+                () -> assertEquals(new TreeSet<>(GATED_IDS.get(0)), stored,
+                        "one row, the first attempt's: " + ran.lines()));
     }
 }
