@@ -3,10 +3,13 @@ package org.flinkagents.ltm.api;
 import java.io.Serializable;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * How an agent runs, as {@link AgentsExecutionEnvironment} collected it: its long-term memory
- * (optional) and the worker pool of durable calls. The runtime reads it; users don't build it.
+ * (optional), the worker pool of durable calls and the job's submission (which run of the job
+ * this is: long-term memory tells its items from those of other runs by it). The runtime reads
+ * it; users don't build it.
  */
 public final class AgentSettings implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -18,9 +21,18 @@ public final class AgentSettings implements Serializable {
     private final HashMap<String, Object> memoryConfig;
     private final int workers;
     private final long pollMillis;
+    private final JobSubmission submission;
 
+    /** Settings of a submission of their own ({@link JobSubmission#fresh()}). */
     public AgentSettings(PythonSettings python, String memoryJobId,
             Map<String, Object> memoryConfig, int workers, long pollMillis) {
+        this(python, memoryJobId, memoryConfig, workers, pollMillis, JobSubmission.fresh());
+    }
+
+    public AgentSettings(PythonSettings python, String memoryJobId,
+            Map<String, Object> memoryConfig, int workers, long pollMillis,
+            JobSubmission submission) {
+        this.submission = Objects.requireNonNull(submission, "submission");
         this.python = python;
         this.memoryJobId = memoryJobId;
         this.memoryConfig = new HashMap<>(memoryConfig);
@@ -52,5 +64,10 @@ public final class AgentSettings implements Serializable {
 
     public long pollMillis() {
         return pollMillis;
+    }
+
+    /** The run of the job these settings were made for, named once on the client. */
+    public JobSubmission submission() {
+        return submission;
     }
 }

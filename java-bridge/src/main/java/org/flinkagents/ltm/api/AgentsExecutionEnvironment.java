@@ -25,6 +25,7 @@ public final class AgentsExecutionEnvironment {
     private String memoryJobId;
     private final HashMap<String, Object> memoryConfig = new HashMap<>();
     private int workers = AgentSettings.DEFAULT_WORKERS;
+    private JobSubmission submission;
 
     private AgentsExecutionEnvironment(StreamExecutionEnvironment env) {
         this.env = Objects.requireNonNull(env, "the StreamExecutionEnvironment must not be null");
@@ -79,8 +80,21 @@ public final class AgentsExecutionEnvironment {
         return new AgentBuilder(input.keyBy(keySelector), settings());
     }
 
+    /**
+     * This run of the job ({@link JobSubmission}), named once, from the Flink configuration
+     * ({@code $internal.pipeline.job-id}, else a fresh UUID) when first asked: the agents of
+     * one job share it, and long-term memory tells its items from those of the job's other
+     * runs by it.
+     */
+    public JobSubmission submission() {
+        if (submission == null) {
+            submission = JobSubmission.of(env.getConfiguration());
+        }
+        return submission;
+    }
+
     AgentSettings settings() {
         return new AgentSettings(python, memoryJobId, memoryConfig, workers,
-                AgentSettings.DEFAULT_POLL_MILLIS);
+                AgentSettings.DEFAULT_POLL_MILLIS, submission());
     }
 }

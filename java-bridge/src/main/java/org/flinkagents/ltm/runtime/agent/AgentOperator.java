@@ -61,8 +61,9 @@ import org.slf4j.LoggerFactory;
  * backend, and it can report its own timers and state entries ({@link #footprint()}).
  *
  * <p><b>Runs and steps.</b> Each input of a key starts a run with an {@link InputEvent}; every
- * (event, listening action) pair is a step, with observation id {@code key#seq#step} (the key's
- * input number and the step's index in the run, as in Python). Actions run on the mailbox
+ * (event, listening action) pair is a step, with observation id {@code
+ * key@<incarnation>#seq#step} (the key's input number and the step's index in the run, as in
+ * Python; {@link Incarnation}). Actions run on the mailbox
  * thread, the long-term memory's context switched to the step before each. A step that awaits
  * a durable call not recorded yet parks: the call runs on the worker pool, a processing-time
  * timer of the key polls it, records its result in the run's record and runs the step again,
@@ -82,7 +83,16 @@ import org.slf4j.LoggerFactory;
  * marker and poll timer are removed; its input counter too, unless an action stored a
  * long-term-memory item (the counter is part of every replay-stable id, so a later input would
  * reuse the ids and overwrite the rows); a key whose actions only read long-term memory drops
- * it. Stored items are counted when each attempt ends ({@code endAction}'s {@code itemsAdded})
+ * it.
+ *
+ * <p><b>Runs of a job.</b> A new submission of the job without its state starts every counter at
+ * 0 again, so the counter alone would give a second run the first run's ids. A key whose counter
+ * starts in this submission counts in the submission's incarnation ({@link Incarnation}, of
+ * {@link AgentSettings#submission()}): its observation ids are {@code key@<incarnation>#seq#step}.
+ * The incarnation is kept beside the counter ({@code agent-incarnation}, written once: when the
+ * key's work is first stored in keyed state, or when the counter is kept for good), so a key
+ * restored from a checkpoint or savepoint goes on in its own line; a counter without it (state of
+ * an earlier build) counts in the legacy line, {@code key#seq#step}, as it did then. Stored items are counted when each attempt ends ({@code endAction}'s {@code itemsAdded})
  * and when a durable result is recorded: each recorded call says whether its step had stored
  * items by then, because a replay after a restore answers the call from the record without
  * storing again, and counts nothing. An input whose run ends in the callback that received it
@@ -98,6 +108,7 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
     static final String RECORD = "agent-run-record";
     static final String NEXT_SEQ = "agent-next-seq";
     static final String SHORT_TERM = "agent-short-term-memory";
+    static final String INCARNATION = "agent-incarnation";
 
     private final AgentPlan plan;
     private final AgentSettings settings;
@@ -107,6 +118,9 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
     private transient MapState<Long, IN> pending;
     private transient ValueState<byte[]> record;
     private transient ValueState<Long> nextSeq;
+    private transient ValueState<String> keptIncarnation;
+    /** Of this submission: the line of runs of a key without a counter. */
+    private transient String incarnation;
     private transient MapState<String, byte[]> shortTerm;
     private transient InternalTimerService<VoidNamespace> timers;
     private transient ExecutorService pool;
@@ -120,16 +134,24 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         this.inputSerializer = inputs;
     }
 
-    /** A key's work in memory: the run in progress and the next input number. */
+    /**
+     * A key's work in memory: the run in progress, the next input number and the incarnation
+     * the key's counter counts in; {@code incarnationKept}: it is in keyed state beside the
+     * counter already (or legacy, which is never written).
+     */
     static final class KeyWork<IN> {
         final Object key;
+        final String incarnation;
+        boolean incarnationKept;
         long nextSeq;
         boolean persisted;
         Run<IN> run;
 
-        KeyWork(Object key, long nextSeq) {
+        KeyWork(Object key, long nextSeq, String incarnation, boolean incarnationKept) {
             this.key = key;
             this.nextSeq = nextSeq;
+            this.incarnation = incarnation;
+            this.incarnationKept = incarnationKept;
         }
     }
 
@@ -158,6 +180,9 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         record = getRuntimeContext().getState(
                 new ValueStateDescriptor<>(RECORD, BytePrimitiveArraySerializer.INSTANCE));
         nextSeq = getRuntimeContext().getState(new ValueStateDescriptor<>(NEXT_SEQ, Types.LONG));
+        keptIncarnation = getRuntimeContext().getState(
+                new ValueStateDescriptor<>(INCARNATION, StringSerializer.INSTANCE));
+        incarnation = Incarnation.of(settings.submission().name());
         shortTerm = getRuntimeContext().getMapState(new MapStateDescriptor<>(
                 SHORT_TERM, StringSerializer.INSTANCE, BytePrimitiveArraySerializer.INSTANCE));
         timers = getInternalTimerService("agent-polls", VoidNamespaceSerializer.INSTANCE, this);
@@ -175,6 +200,9 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
             };
         }
         pool = Executors.newFixedThreadPool(settings.workers(), threads);
+        LOG.info("agent {} opened on subtask {}: incarnation {}{}", plan.agentName(), subtask(),
+                incarnation, settings.submission().restorePath() == null ? ""
+                        : " (restored from a savepoint)");
     }
 
     ClassLoader userClassLoader() {
@@ -194,7 +222,9 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         if (work == null) {
             Long counter = nextSeq.value();
             long seq = counter == null ? 0 : counter;
-            work = new KeyWork<>(key, seq + 1);
+            // A new line of runs in this submission; a counter kept for good goes on in its own.
+            work = counter == null ? new KeyWork<>(key, seq + 1, incarnation, false)
+                    : new KeyWork<>(key, seq + 1, keptIncarnation(), true);
             RunRecord fresh = new RunRecord();
             fresh.keepsCounter = counter != null;
             work.run = newRun(seq, element.getValue(), fresh);
@@ -310,7 +340,7 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         // The replay answers recorded calls without running them, so their adds are not
         // counted again in this process: the record says whether they stored items.
         restored.keepsCounter |= restored.callsStoredItems();
-        work = new KeyWork<>(key, nextSeq.value());
+        work = new KeyWork<>(key, nextSeq.value(), keptIncarnation(), true);
         work.persisted = true;
         work.run = newRun(head, pending.get(head), restored);
         works.put(key, work);
@@ -375,7 +405,8 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
     /** Runs one attempt of a step; false if it parked on a durable call. */
     private boolean execute(KeyWork<IN> work, Event event, String action) throws Exception {
         Run<IN> run = work.run;
-        String observationId = work.key + "#" + run.seq + "#" + run.stepIndex;
+        String observationId = Incarnation.observationId(work.key, work.incarnation, run.seq,
+                run.stepIndex);
         StepContext ctx = new StepContext(this, work.key, run.record, action, observationId,
                 where(work.key, run, observationId));
         try {
@@ -503,8 +534,31 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         }
         if (keepsCounter) {
             nextSeq.update(work.nextSeq);
+            keepIncarnation(work);
         } else {
             nextSeq.clear();
+            if (work.incarnationKept) { // written when the work was stored
+                keptIncarnation.clear();
+            }
+        }
+    }
+
+    /**
+     * The incarnation a key's counter counts in: kept beside it, or legacy if the counter was
+     * written by a build before incarnations (or by none: a key without state has no counter).
+     */
+    private String keptIncarnation() throws IOException {
+        String kept = keptIncarnation.value();
+        return kept == null ? Incarnation.LEGACY : kept;
+    }
+
+    /** Writes the key's incarnation beside its counter, once (legacy is never written). */
+    private void keepIncarnation(KeyWork<IN> work) throws IOException {
+        if (!work.incarnationKept) {
+            if (!Incarnation.LEGACY.equals(work.incarnation)) {
+                keptIncarnation.update(work.incarnation);
+            }
+            work.incarnationKept = true;
         }
     }
 
@@ -522,6 +576,7 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         if (!work.persisted) {
             pending.put(run.seq, run.input);
             nextSeq.update(work.nextSeq);
+            keepIncarnation(work); // a restore goes on in the key's line
             work.persisted = true;
         }
         busy.update(run.seq);
@@ -596,7 +651,7 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
             event = ((InternalTimerServiceImpl<?, ?>) timers).numEventTimeTimers();
         }
         Map<String, Long> keys = new HashMap<>();
-        for (String state : List.of(BUSY, PENDING, RECORD, NEXT_SEQ)) {
+        for (String state : List.of(BUSY, PENDING, RECORD, NEXT_SEQ, INCARNATION)) {
             try (Stream<Object> stored = getKeyedStateBackend().getKeys(state, VoidNamespace.INSTANCE)) {
                 keys.put(state, stored.count());
             }
@@ -620,10 +675,16 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
             this.keysInMemory = inMemory;
         }
 
-        /** Nothing but the input counters of keys that stored long-term-memory items. */
+        /**
+         * Nothing but the input counters (and their incarnations) of keys that stored
+         * long-term-memory items.
+         */
         public boolean isEmpty() {
-            return keysPerState.entrySet().stream().filter(e -> !e.getKey().equals(NEXT_SEQ))
+            return keysPerState.entrySet().stream()
+                    .filter(e -> !e.getKey().equals(NEXT_SEQ) && !e.getKey().equals(INCARNATION))
                     .allMatch(e -> e.getValue() == 0)
+                    && keysPerState.getOrDefault(INCARNATION, 0L)
+                            <= keysPerState.getOrDefault(NEXT_SEQ, 0L)
                     && processingTimers == 0 && eventTimers == 0 && keysInMemory == 0;
         }
 

@@ -72,10 +72,15 @@ class MisuseErrorsTest {
                         .fromDataStream(env.fromData("x"), s -> s).apply(agent)).getMessage();
     }
 
-    /** Runs {@link Misuses} on one input (its key is the input) and answers the job's error. */
+    /**
+     * Runs {@link Misuses} on one input (its key is the input) and answers the job's error. The
+     * job id is fixed, as a deployment may fix it: the run is named by it, so its observation
+     * ids are known ({@code <key>@ff25d2389ab7917a#0#0}, see {@link IncarnationTest}).
+     */
     private static String failureOf(String misuse) throws Exception {
         Configuration config = new Configuration();
         config.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        config.setString("$internal.pipeline.job-id", IncarnationTest.SUBMISSION);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
         env.setParallelism(1);
         List<Object> outputs = new ArrayList<>();
@@ -114,15 +119,15 @@ class MisuseErrorsTest {
     @Test
     void testSendingNullFailsTheJobNamingTheActionTheKeyAndWhatToSend() throws Exception {
         assertEquals("action 'Misuses.misuse' (key 'send-null', input #0, observation "
-                + "send-null#0#0) sent null: send an Event (an OutputEvent for an output)",
+                + "send-null@ff25d2389ab7917a#0#0) sent null: send an Event (an OutputEvent for an output)",
                 failureOf("send-null"));
     }
 
     @Test
     void testAskingForLongTermMemoryInAJobWithoutOneNamesTheActionTheKeyAndTheCallToAdd()
             throws Exception {
-        assertEquals("action 'Misuses.misuse' (key 'no-ltm', input #0, observation no-ltm#0#0) "
-                + "asked for long-term memory, but the job has none: call "
+        assertEquals("action 'Misuses.misuse' (key 'no-ltm', input #0, observation "
+                + "no-ltm@ff25d2389ab7917a#0#0) asked for long-term memory, but the job has none: call "
                 + "AgentsExecutionEnvironment.withLongTermMemory(python, jobId, config) before "
                 + "fromDataStream", failureOf("no-ltm"));
     }
@@ -133,7 +138,7 @@ class MisuseErrorsTest {
         String message = failureOf("async-in-call");
         assertTrue(message.startsWith("durableExecuteAsync called from thread '"), message);
         assertTrue(message.endsWith("' outside action 'Misuses.misuse' (key 'async-in-call', "
-                + "input #0, observation async-in-call#0#0): a RunnerContext works only in the "
+                + "input #0, observation async-in-call@ff25d2389ab7917a#0#0): a RunnerContext works only in the "
                 + "action's own code on the mailbox thread, not inside a durable call or a thread "
                 + "of your own; return what you need from the call and use it in the action"),
                 message);
