@@ -94,6 +94,11 @@ class AgentsOptions:
         "Where the host reports no completed checkpoints (PyFlink's Python operator), how "
         "long the action-state store keeps a finished action's records; keep it above the "
         "checkpoint interval plus a restart.", duration=True)
+    ACTION_STATE_UNFINISHED_RETENTION_MS = ConfigOption(
+        "agents.action-state.unfinished-retention-ms", int, 30 * 24 * 3_600_000,
+        "How long the action-state store keeps the records of calls whose action never "
+        "ended (in flight when a run of the job stopped): a savepoint or checkpoint restored "
+        "within this time still finds them; later they are dropped.", duration=True)
     SHORT_TERM_MEMORY_TTL_MS: ConfigOption[int | None] = ConfigOption(
         "agents.short-term-memory.ttl-ms", int, None,
         "Time to live of short-term memory entries since their last write (Flink state "
@@ -153,6 +158,7 @@ class AgentsOptions:
         PROGRESS_INTERVAL_MS.key: _positive,
         SHORT_TERM_MEMORY_TTL_MS.key: _positive,
         ACTION_STATE_RETENTION_MS.key: _positive,
+        ACTION_STATE_UNFINISHED_RETENTION_MS.key: _positive,
         EVENT_LOG_MAX_PAYLOAD_CHARS.key: _positive,
         EVENT_LOG_SINK.key: _one_of(SINKS),
         EVENT_LOG_LEVEL.key: _checked_by(parse_level),

@@ -119,7 +119,6 @@ class AgentOperator(KeyedProcessFunction):
             resources=self._resources.get, mailbox_check=self._check, stats=self.stats,
             journal=open_journal(config, self._subtask,
                                  first_attempt=attempt_number(runtime_context) == 0,
-                                 restoring=self._submission.restore_path is not None,
                                  incarnation=settings.incarnation),
             event_log=open_event_log(config, job=config.get(AgentsOptions.JOB_ID),
                                      agent=self._name, subtask=self._subtask),
@@ -128,14 +127,12 @@ class AgentOperator(KeyedProcessFunction):
             log, clock, config.get(AgentsOptions.PROGRESS_INTERVAL_MS) / 1000,
             lambda: f"agent {self._name} on subtask {self._subtask}: {self.stats.progress()}")
         log.info(
-            "agent %s opened on subtask %d of %d (%s mode): job id %r, incarnation %s%s, "
+            "agent %s opened on subtask %d of %d (%s mode): job id %r, run %s, "
             "durable-async capacity "
             "%d, timeout %g s, poll %d ms, error handling %s, action state retained: %s, "
             "metrics in group '%s'", self._name, self._subtask,
             number_of_subtasks(runtime_context), mode, config.get(AgentsOptions.JOB_ID),
-            settings.incarnation,
-            "" if self._submission.restore_path is None else " (restored from a savepoint)",
-            capacity, timeout_s, settings.poll_ms, config.get(AgentsOptions.ERROR_HANDLING),
+            settings.incarnation, capacity, timeout_s, settings.poll_ms, config.get(AgentsOptions.ERROR_HANDLING),
             settings.retain, "flink_agents")
 
     @staticmethod

@@ -382,8 +382,7 @@ class AgentHarness:
         self.incarnation = settings.incarnation
         self.journal = open_journal(
             self.config, 0, checkpoints=True, incarnation=settings.incarnation,
-            first_attempt=snapshot is None if first_attempt is None else first_attempt,
-            restoring=self.submission.restore_path is not None)
+            first_attempt=snapshot is None if first_attempt is None else first_attempt)
         if self.journal is not None:
             self.journal.restored(self.checkpoint_id)
         self.engine = KeyedRunEngine(

@@ -37,10 +37,16 @@ def config(pgvector_session):
     config = {"agents.action-state.store": STORE, "agents.job-id": job,
               "long-term-memory.vector-store": copy.deepcopy(pgvector_session[0])}
     yield config
-    cleanup = AgentHarness(MailAgent(), config=config)  # a fresh start clears the job's rows
-    rows = cleanup.journal.store.row_count()
+    cleanup = open_action_state_store(STORE, job, AgentsConfiguration(config))
+    drop_rows(cleanup)
     cleanup.close()
-    assert rows == 0
+
+
+def drop_rows(store):
+    """Every row of the store's job, done or not."""
+    store.prune_older(float("inf"))
+    store.prune_unfinished(float("inf"))
+    assert store.row_count() == 0
 
 
 def test_a_call_completed_after_the_snapshot_is_not_run_again_with_the_postgres_store(config):
@@ -112,7 +118,7 @@ def test_markers_started_together_share_commits_and_each_is_committed_when_start
     def start(n):
         gate.wait()
         store.started(0, f"k{n}#0#0", "call0", "send", f"token{n}",
-                      RunTag(f"k{n}", f"k{n}#0", 0, "fp"), "owner")
+                      RunTag(f"k{n}", f"k{n}#0", 0, "fp"), "owner", 0.0)
         visible.append(store.lookup(f"k{n}#0#0", "call0") is not None)  # another connection
 
     threads = [threading.Thread(target=start, args=(n,)) for n in range(calls)]
@@ -125,7 +131,7 @@ def test_markers_started_together_share_commits_and_each_is_committed_when_start
         assert store.row_count() == calls
         assert store.commits < calls  # grouped: fewer transactions than markers
     finally:
-        store.clear_subtask(0, keep_line_suffix="@none")
+        drop_rows(store)
         store.close()
 
 
@@ -134,7 +140,8 @@ def test_results_still_queued_at_close_are_written_and_a_bad_statement_fails_alo
 
     store = open_store(config, config["agents.job-id"])
     try:
-        store.started(0, "k#0#0", "call0", "send", "t", RunTag("k", "k#0", 0, "fp"), "owner")
+        store.started(0, "k#0#0", "call0", "send", "t", RunTag("k", "k#0", 0, "fp"), "owner",
+                      0.0)
         broken = store._writer.submit("SELECT 1 / 0")  # queued between two good statements
         store.completed("k#0#0", "call0", "t", b"receipt")
         store.close()  # does not wait for the result: close writes it
@@ -145,7 +152,7 @@ def test_results_still_queued_at_close_are_written_and_a_bad_statement_fails_alo
         try:
             assert again.lookup("k#0#0", "call0").result == b"receipt"
         finally:
-            again.clear_subtask(0, keep_line_suffix="@none")
+            drop_rows(again)
             again.close()
     finally:
         store.close()

@@ -371,7 +371,7 @@ def test_a_calls_started_marker_and_result_are_written_on_the_thread_that_runs_i
     from flink_agents_ltm.runtime.worker_pool import ThreadWorkerPool
 
     journal = open_journal(AgentsConfiguration(config), 0, first_attempt=True,
-                           restoring=False, incarnation="0" * 16)
+                           incarnation="0" * 16)
     store = CountingStore(journal.store)
     journal.store = store
     pool = ThreadWorkerPool(2, 10.0, "mail-worker")

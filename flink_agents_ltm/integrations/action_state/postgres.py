@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -54,8 +55,10 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     seq BIGINT NOT NULL,
     fingerprint TEXT NOT NULL,
     claim TEXT,
+    started_at DOUBLE PRECISION,
     PRIMARY KEY (job, observation, position)
 );
+ALTER TABLE {TABLE} ADD COLUMN IF NOT EXISTS started_at DOUBLE PRECISION;
 CREATE INDEX IF NOT EXISTS {TABLE}_done ON {TABLE} (job, owner, done_mark);
 CREATE INDEX IF NOT EXISTS {TABLE}_done_at ON {TABLE} (job, done_at);
 CREATE INDEX IF NOT EXISTS {TABLE}_run ON {TABLE} (job, run);
@@ -181,6 +184,9 @@ class PostgresActionStateStore:
         self._db: Any = self._connect()
         with self._db.cursor() as cursor:
             cursor.execute(_SCHEMA)
+            # rows of a build before started_at: their age counts from now
+            cursor.execute(f"UPDATE {TABLE} SET started_at = %s WHERE job = %s AND "
+                           "started_at IS NULL", (time.time(), job_id))
         self._opened = [self._db]  # every connection, closed by close()
         self._writer = _GroupWriter(self._open_writer)
 
@@ -201,17 +207,18 @@ class PostgresActionStateStore:
             return cursor.fetchone() if fetch else cursor.rowcount
 
     def started(self, subtask: int, observation: str, position: str, name: str,
-                token: str, tag: RunTag, claim: str) -> None:
+                token: str, tag: RunTag, claim: str, at: float) -> None:
         self._writer.submit(
             f"INSERT INTO {TABLE} (job, observation, position, subtask, name, token, "
-            "input_key, run, seq, fingerprint, claim) VALUES (%s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s, %s, %s) ON CONFLICT (job, observation, position) "
+            "input_key, run, seq, fingerprint, claim, started_at) VALUES (%s, %s, %s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (job, observation, position) "
             "DO UPDATE SET subtask = EXCLUDED.subtask, name = EXCLUDED.name, token = "
             "EXCLUDED.token, result = NULL, owner = NULL, done_mark = NULL, "
             "done_at = NULL, input_key = EXCLUDED.input_key, run = EXCLUDED.run, "
             "seq = EXCLUDED.seq, fingerprint = EXCLUDED.fingerprint, "
-            "claim = EXCLUDED.claim", self._job, observation, position, subtask, name,
-            token, tag.key, tag.run, tag.seq, tag.fingerprint, claim).wait()
+            "claim = EXCLUDED.claim, started_at = EXCLUDED.started_at", self._job,
+            observation, position, subtask, name, token, tag.key, tag.run, tag.seq,
+            tag.fingerprint, claim, at).wait()
 
     def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
         from psycopg2 import Binary
@@ -263,14 +270,14 @@ class PostgresActionStateStore:
         return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND done_at < %s",
                              self._job, at))
 
-    def clear_subtask(self, subtask: int, keep_line_suffix: str) -> int:
-        return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND subtask = %s AND "
-                             "right(input_key, %s) IS DISTINCT FROM %s", self._job, subtask,
-                             len(keep_line_suffix), keep_line_suffix))
+    def prune_unfinished(self, at: float) -> int:
+        return int(self._run(f"DELETE FROM {TABLE} WHERE job = %s AND done_at IS NULL AND "
+                             "started_at < %s", self._job, at))
 
-    def has_rows(self, subtask: int) -> bool:
+    def has_rows(self, subtask: int, line_suffix: str) -> bool:
         return self._run(f"SELECT EXISTS (SELECT 1 FROM {TABLE} WHERE job = %s AND "
-                         "subtask = %s)", self._job, subtask, fetch=True)[0] is True
+                         "subtask = %s AND right(input_key, %s) = %s)", self._job, subtask,
+                         len(line_suffix), line_suffix, fetch=True)[0] is True
 
     def row_count(self) -> int:
         row = self._run(f"SELECT COUNT(*) FROM {TABLE} WHERE job = %s", self._job, fetch=True)

@@ -15,7 +15,8 @@ and the done marks of ended steps are written in batches (:data:`MARKS_BATCH` st
 the steps of :data:`MARKS_DELAY_S`), always before a snapshot and before a prune. A
 mark not yet written when the process dies only delays the pruning of its rows: a
 replayed step marks them again, and those of a step the restored checkpoint covers stay
-until the next submission of the job starts without state (at most one batch per failure).
+until ``agents.action-state.unfinished-retention-ms`` after their call started (at most
+one batch per failure).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from flink_agents_ltm.runtime.action_state.store import (
     open_action_state_store,
 )
 from flink_agents_ltm.runtime.durable import NonDeterministicReplayError
-from flink_agents_ltm.runtime.incarnation import run_line, run_place
+from flink_agents_ltm.runtime.incarnation import LEGACY, run_line, run_place
 
 MISSING = "missing"  # the store holds nothing for the call
 STARTED = "started"  # started, never returned: a crash (or a kill) interrupted it
@@ -52,9 +53,12 @@ MARKS_DELAY_S = 0.2  # ... or this long after the first step of the batch ended
 class ActionJournal:
     def __init__(self, store: ActionStateStore, subtask: int, *, checkpoints: bool,
                  retention_s: float, wall_clock: Callable[[], float] = time.time,
-                 recovered: bool = True):
+                 recovered: bool = True, incarnation: str = LEGACY,
+                 unfinished_retention_s: float = 30 * 24 * 3600.0):
         self.store = store
         self._subtask = subtask
+        self._incarnation = incarnation  # this run of the job's
+        self._unfinished_retention_s = unfinished_retention_s
         self._owner = uuid.uuid4().hex  # this process's marks: a dead one's are not ours
         self._checkpoints = checkpoints
         self._retention_s = retention_s
@@ -64,7 +68,9 @@ class ActionJournal:
         # per key, the earliest place in its sequence run in this process: rows at earlier
         # places belong to inputs the restored checkpoint covers, never to a replay
         self._first_seq: dict[str, int] = {}
-        self._recovered = recovered  # False: a fresh start, no row of an earlier attempt
+        # False: no row of this run of the job is left from an earlier attempt (rows of
+        # another run serve keys restored from its state, in their own lines: looked up)
+        self._recovered = recovered
         # done marks not yet written: (observation, mark), and when the first and the last
         # of those steps ended
         self._marks: list[tuple[str, int]] = []
@@ -83,7 +89,7 @@ class ActionJournal:
         input of another submission of the job never answers this one's."""
         line = run_line(key, incarnation)
         place = run_place(key, incarnation, seq)
-        if not self._recovered:  # nothing of an earlier attempt is left: no query
+        if incarnation == self._incarnation and not self._recovered:  # no row can be there
             return RunTag(line, place, seq, fingerprint, has_rows=False)
         min_seq = self._first_seq.setdefault(line, seq)
         state = self.store.run_state(place)
@@ -123,7 +129,7 @@ class ActionJournal:
 
         def write_started() -> None:
             self.store.started(self._subtask, observation, position, name, token, tag,
-                               self._owner)
+                               self._owner, self._wall())
 
         def write_result(result: Any) -> None:
             try:
@@ -152,6 +158,7 @@ class ActionJournal:
             self._next_prune = now + PRUNE_EVERY_S
             self.flush_marks()
             self.store.prune_older(now - self._retention_s)
+            self.store.prune_unfinished(now - self._unfinished_retention_s)
 
     def flush_marks(self) -> None:
         """Write the pending done marks, one statement per mark (almost always one); each
@@ -171,8 +178,10 @@ class ActionJournal:
     def checkpoint_completed(self, checkpoint_id: int) -> int:
         """Prune what the checkpoint covers (and what dead processes left long ago)."""
         self.flush_marks()
-        pruned = self.store.prune(self._owner, checkpoint_id)
-        return pruned + self.store.prune_older(self._wall() - self._retention_s)
+        now = self._wall()
+        return (self.store.prune(self._owner, checkpoint_id)
+                + self.store.prune_older(now - self._retention_s)
+                + self.store.prune_unfinished(now - self._unfinished_retention_s))
 
     def restored(self, checkpoint_id: int) -> None:
         """The engine starts from checkpoint ``checkpoint_id``: later marks are newer."""
@@ -186,28 +195,29 @@ class ActionJournal:
 
 
 def open_journal(config: AgentsConfiguration, subtask: int, *, first_attempt: bool,
-                 restoring: bool, incarnation: str,
-                 checkpoints: bool = False) -> ActionJournal | None:
-    """The journal ``agents.action-state.store`` asks for (``None`` when off).
+                 incarnation: str, checkpoints: bool = False) -> ActionJournal | None:
+    """The journal ``agents.action-state.store`` asks for (``None`` when off), for the run
+    of the job ``incarnation`` names.
 
-    A first attempt of a submission that restores no savepoint (``restoring`` false)
-    starts without state: the subtask's rows of other submissions are dropped (no input
-    of this one can be theirs), its own are kept (a JobManager failover restarts the job
-    at attempt 0 from its last checkpoint, with calls to reconcile). A later attempt and a
-    restore from a savepoint or a retained checkpoint (of this submission or an earlier
-    one, at any parallelism) recover: a run looks its rows up. Only a start that leaves the
-    subtask no row skips the lookups."""
+    Rows are kept per run of the job (their lines, :mod:`~flink_agents_ltm.runtime.incarnation`),
+    and whether this start restores a savepoint or checkpoint of an earlier run is not
+    known here (``flink run -s`` does not tell the client): a key restored from an earlier
+    run's state goes on in that run's line, and its runs look its rows up. A run of this
+    job's own looks up only after a later attempt or when the subtask holds rows of this run
+    (a JobManager failover restarts the job at attempt 0 from its last checkpoint). Rows of
+    calls whose action never ended go ``agents.action-state.unfinished-retention-ms`` after
+    their call started (no restore took them up)."""
     store = open_action_state_store(config.get(AgentsOptions.ACTION_STATE_STORE),
                                     config.get(AgentsOptions.JOB_ID), config)
     if store is None:
         return None
-    recovered = True
-    if first_attempt and not restoring:
-        store.clear_subtask(subtask, run_line("", incarnation))
-        recovered = store.has_rows(subtask)
+    unfinished_s = config.get(AgentsOptions.ACTION_STATE_UNFINISHED_RETENTION_MS) / 1000
+    store.prune_unfinished(time.time() - unfinished_s)
+    recovered = not first_attempt or store.has_rows(subtask, run_line("", incarnation))
     return ActionJournal(store, subtask, checkpoints=checkpoints,
                          retention_s=config.get(AgentsOptions.ACTION_STATE_RETENTION_MS) / 1000,
-                         recovered=recovered)
+                         recovered=recovered, incarnation=incarnation,
+                         unfinished_retention_s=unfinished_s)
 
 
 def input_fingerprint(value: Any) -> str:

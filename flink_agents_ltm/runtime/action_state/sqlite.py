@@ -14,6 +14,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -44,6 +45,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     seq INTEGER NOT NULL,
     fingerprint TEXT NOT NULL,
     claim TEXT,
+    started_at REAL,
     PRIMARY KEY (job, observation, position)
 );
 CREATE INDEX IF NOT EXISTS {TABLE}_done ON {TABLE} (job, owner, done_mark);
@@ -83,6 +85,11 @@ class SqliteActionStateStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable across process crashes
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({TABLE})")}
+        if "started_at" not in columns:  # a file of a build before started_at: its rows
+            self._db.execute(f"ALTER TABLE {TABLE} ADD COLUMN started_at REAL")  # age from now
+        self._db.execute(f"UPDATE {TABLE} SET started_at = ? WHERE started_at IS NULL",
+                         (time.time(),))
 
     @classmethod
     def for_job(cls, job_id: str, config: AgentsConfiguration) -> SqliteActionStateStore:
@@ -93,12 +100,12 @@ class SqliteActionStateStore:
             return self._db.execute(sql, params)
 
     def started(self, subtask: int, observation: str, position: str, name: str,
-                token: str, tag: RunTag, claim: str) -> None:
+                token: str, tag: RunTag, claim: str, at: float) -> None:
         self._run(f"INSERT OR REPLACE INTO {TABLE} (job, observation, position, subtask, "
-                  "name, token, input_key, run, seq, fingerprint, claim) VALUES "
-                  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  "name, token, input_key, run, seq, fingerprint, claim, started_at) VALUES "
+                  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                   self._job, observation, position, subtask, name, token, tag.key, tag.run,
-                  tag.seq, tag.fingerprint, claim)
+                  tag.seq, tag.fingerprint, claim, at)
 
     def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
         self._run(f"UPDATE {TABLE} SET result = ? WHERE job = ? AND observation = ? "
@@ -145,14 +152,14 @@ class SqliteActionStateStore:
         return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND done_at < ?",
                          self._job, at).rowcount
 
-    def clear_subtask(self, subtask: int, keep_line_suffix: str) -> int:
-        return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND subtask = ? AND "
-                         "substr(input_key, -?) IS NOT ?", self._job, subtask,
-                         len(keep_line_suffix), keep_line_suffix).rowcount
+    def prune_unfinished(self, at: float) -> int:
+        return self._run(f"DELETE FROM {TABLE} WHERE job = ? AND done_at IS NULL AND "
+                         "started_at < ?", self._job, at).rowcount
 
-    def has_rows(self, subtask: int) -> bool:
-        return self._run(f"SELECT 1 FROM {TABLE} WHERE job = ? AND subtask = ? LIMIT 1",
-                         self._job, subtask).fetchone() is not None
+    def has_rows(self, subtask: int, line_suffix: str) -> bool:
+        return self._run(f"SELECT 1 FROM {TABLE} WHERE job = ? AND subtask = ? AND "
+                         "substr(input_key, -?) = ? LIMIT 1", self._job, subtask,
+                         len(line_suffix), line_suffix).fetchone() is not None
 
     def row_count(self) -> int:
         return int(self._run(f"SELECT COUNT(*) FROM {TABLE} WHERE job = ?",

@@ -32,9 +32,9 @@ class ActionStateStore(Protocol):
     once, from as many threads as calls run), the rest from the mailbox thread."""
 
     def started(self, subtask: int, observation: str, position: str, name: str,
-                token: str, tag: RunTag, claim: str) -> None:
+                token: str, tag: RunTag, claim: str, at: float) -> None:
         """Record that the call is about to run (replaces an earlier row of the position),
-        for the input ``tag`` names, claimed by ``claim``."""
+        for the input ``tag`` names, claimed by ``claim``, at wall-clock time ``at``."""
 
     def completed(self, observation: str, position: str, token: str, result: bytes) -> None:
         """Record the call's result, if the row is still this attempt's (``token``)."""
@@ -64,13 +64,14 @@ class ActionStateStore(Protocol):
     def prune_older(self, at: float) -> int:
         """Drop every done row whose step ended before ``at``; answers how many."""
 
-    def clear_subtask(self, subtask: int, keep_line_suffix: str) -> int:
-        """A start of the job without its state: drop the rows the subtask left, except
-        those of runs whose key's line (:attr:`RunTag.key`) ends with ``keep_line_suffix``
-        (this submission's own, kept through a JobManager failover); answers how many."""
+    def prune_unfinished(self, at: float) -> int:
+        """Drop every row whose step never ended and whose call started before ``at``
+        (left by a run of the job that no restore took up); answers how many."""
 
-    def has_rows(self, subtask: int) -> bool:
-        """The subtask left rows (a start must look its runs up)."""
+    def has_rows(self, subtask: int, line_suffix: str) -> bool:
+        """The subtask left rows of runs whose key's line (:attr:`RunTag.key`) ends with
+        ``line_suffix`` (this run of the job's own: a JobManager failover restarts it at
+        attempt 0, with calls to look up)."""
 
     def row_count(self) -> int: ...
 
