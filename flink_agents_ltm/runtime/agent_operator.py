@@ -132,8 +132,8 @@ class AgentOperator(KeyedProcessFunction):
             "%d, timeout %g s, poll %d ms, error handling %s, action state retained: %s, "
             "metrics in group '%s'", self._name, self._subtask,
             number_of_subtasks(runtime_context), mode, config.get(AgentsOptions.JOB_ID),
-            settings.incarnation, capacity, timeout_s, settings.poll_ms, config.get(AgentsOptions.ERROR_HANDLING),
-            settings.retain, "flink_agents")
+            settings.incarnation, capacity, timeout_s, settings.poll_ms,
+            config.get(AgentsOptions.ERROR_HANDLING), settings.retain, "flink_agents")
 
     @staticmethod
     def _opens_memory_at_start(config: AgentsConfiguration) -> bool:
