@@ -322,7 +322,13 @@ def test_the_kill_caught_late_keys_mid_action_after_their_memory_write(failover)
         pytest.skip("this run's kill caught no late key's first input mid-action with its add "
                     "recorded; held again after the recovery (input: adds run): "
                     f"{held_again or 'none'}")
-    print(f"late keys caught mid-action: {caught}")
+    # each input of a caught key kept its own row: the key's next input, run after the
+    # recovery, did not take the replayed first input's item id
+    texts = Counter(row["data"] for row in failover.stored.values())
+    inputs = [n for n, key in failover.late.items() if key in caught]
+    assert len(inputs) >= 2 * len(caught)
+    assert {text_of(n, failover.late): texts[text_of(n, failover.late)] for n in inputs} == {
+        text_of(n, failover.late): 1 for n in inputs}
 
 
 def test_after_a_taskmanager_kill_each_input_is_stored_exactly_once_with_its_own_text(

@@ -296,7 +296,8 @@ def test_a_cycle_between_integrations_is_found(tmp_path):
         module = tmp_path / "flink_agents_ltm" / "integrations" / source / "m.py"
         module.parent.mkdir(parents=True)
         module.write_text(f"from flink_agents_ltm.integrations.{target} import m\n")
-    assert _cycle(_integration_imports(tmp_path)) is not None
+    assert _cycle(_integration_imports(tmp_path)) in (["mem0", "rerankers", "mem0"],
+                                                      ["rerankers", "mem0", "rerankers"])
 
 
 if __name__ == "__main__":  # the counts, for a tree given as argument (default: this one)

@@ -126,7 +126,9 @@ def test_a_failing_parent_read_propagates_with_no_fallback_to_sharing(caller):
     thread = threading.Thread(target=worker)
     thread.start()
     thread.join()
-    assert isinstance(errors[0], MailboxThreadError)
+    [error] = errors
+    assert isinstance(error, MailboxThreadError)
+    assert "must run on the operator's mailbox thread" in str(error)
 
 
 def test_a_value_that_cannot_be_copied_fails_the_read(caller):

@@ -76,7 +76,9 @@ def test_resources_are_looked_up_on_the_mailbox_thread_only():
     worker = threading.Thread(target=lambda: errors.append(_raised(provider.get, "embedder")))
     worker.start()
     worker.join()
-    assert isinstance(errors[0], MailboxThreadError)
+    [error] = errors
+    assert isinstance(error, MailboxThreadError)
+    assert "resource lookup must run on the operator's mailbox thread" in str(error)
 
 
 def _raised(fn, *args):

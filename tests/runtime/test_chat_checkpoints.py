@@ -107,9 +107,10 @@ def test_each_counter_is_incremented_exactly_once_per_input(recovered_chat_run):
 def test_tools_read_the_caller_s_pending_write_and_share_one_scope_per_chat(
         recovered_chat_run):
     _, _, results, _ = recovered_chat_run
-    for _, _, count, seen, _ in results:
-        assert seen == [{"count": count, "note": None},
-                        {"count": count, "note": "written by a tool"}]
+    assert len(results) == INPUTS
+    assert [seen for _, _, _, seen, _ in results] == [
+        [{"count": count, "note": None}, {"count": count, "note": "written by a tool"}]
+        for _, _, count, _, _ in results]
 
 
 def test_the_caller_never_sees_what_its_chat_wrote(recovered_chat_run):

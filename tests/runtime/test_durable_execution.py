@@ -46,8 +46,7 @@ def test_inputs_of_one_key_run_one_after_another_in_order(ordered_run):
     by_key = collections.defaultdict(list)
     for _, key, n, previous, _ in (r for r in ordered_run if r[0] == "step"):
         by_key[key].append((n, previous))
-    for key, seen in by_key.items():
-        assert seen == [(n, n - 1) for n in range(PER_KEY)], key
+    assert by_key == {key: [(n, n - 1) for n in range(PER_KEY)] for key in range(KEYS)}
 
 
 def test_calls_in_flight_reach_but_never_exceed_the_capacity(ordered_run):
