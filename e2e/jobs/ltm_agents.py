@@ -125,3 +125,34 @@ class CountingAgent(Agent):
             await ctx.durable_execute_async(hold, log_dir, key, n, hold_s)
         ctx.send_event(OutputEvent(json.dumps({"key": key, "n": n, "count": count,
                                                "id": item_id, "pid": os.getpid()})))
+
+
+def charge_and_hold(log_dir, key, n, hold_s):
+    """:func:`charge`, then the call stays in flight ``hold_s`` (a slow payment API): a
+    savepoint taken meanwhile finds calls mid-way."""
+    charge(log_dir, key, n)
+    time.sleep(hold_s)
+    return n
+
+
+class LifecycleAgent(Agent):
+    """The agent of the life-of-a-job test: counts its key's inputs in short-term memory,
+    charges each once in a slow durable call (:func:`charge_and_hold`, reconciled by
+    :func:`charged`) and remembers each in long-term memory. An input is ``(key, n, hold_s,
+    log_dir)``; one output per input: ``{"key", "n", "count", "id", "pid"}``."""
+
+    @embedding_model_setup
+    def hashing():
+        return ResourceDescriptor(HashingEmbedding)
+
+    @action(InputEvent)
+    async def count(event, ctx):
+        key, n, hold_s, log_dir = event.input
+        count = (ctx.short_term_memory.get("count") or 0) + 1
+        ctx.short_term_memory.set("count", count)
+        await ctx.durable_execute_async(charge_and_hold, log_dir, key, n, hold_s,
+                                        reconciler=lambda: charged(log_dir, key, n))
+        events = ctx.long_term_memory.get_memory_set("events")
+        item_id = await ctx.durable_execute_async(remember, events, key, n)
+        ctx.send_event(OutputEvent(json.dumps({"key": key, "n": n, "count": count,
+                                               "id": item_id, "pid": os.getpid()})))
