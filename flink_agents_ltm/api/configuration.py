@@ -13,10 +13,13 @@ takes a JSON object.
 
 An option that takes a dict or a name (a vector store: inline, or the name of a
 declared one) takes JSON text too, set or parsed: text that starts with ``{`` is
-the dict it spells, since Flink's ``-D`` and ``config.yaml`` carry only text.
-Such text may hold a password, so no error ever shows it: a malformed object is
-refused by where it breaks (line and column), and a "name" that holds a credential
-(a connection URL, ``password=...``) is refused outright.
+the dict it spells, since Flink's ``-D`` and ``config.yaml`` carry only text; text
+quoted once too often (a JSON string, backslash-escaped quotes, YAML single quotes,
+URL-encoding) is decoded once more, up to four times (:func:`spec_or_name`, the one
+rule). Such text may hold a password, so no error ever shows it: a malformed object
+is refused by where it breaks (line and column), and a "name" that holds a credential
+(a connection URL, ``password=...``) or looks like a configuration (braces, quotes,
+backslashes, ``=``, %-escapes) is refused outright.
 
 A configuration may also know other keys for its options (:class:`KeyAlias`, e.g. the
 keys Apache Flink Agents uses) and keys that have no option here
@@ -34,6 +37,7 @@ import enum
 import json
 import logging
 import re
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Self, TypeVar, cast, overload
@@ -42,7 +46,7 @@ from flink_agents_ltm.api.redaction import MaskedError, redact_text
 
 __all__ = ["ConfigOption", "Configuration", "ConfigurationError", "ConfigurationTypeError",
            "ForeignKey", "KeyAlias", "UnknownConfigKeyError", "did_you_mean", "enum_name",
-           "unknown_key_message"]
+           "spec_or_name", "unknown_key_message"]
 
 _log = logging.getLogger(__name__)
 
@@ -141,24 +145,10 @@ class ConfigOption(Generic[T]):
                                  "with '{'); its text is not shown, it may hold a password")
 
     def _spec_or_name(self, text: str) -> Any:
-        """For an option that takes a dict: the dict that JSON ``text`` spells, or ``text``
-        as a name. Never shows ``text`` (a store's JSON holds its password)."""
-        if text.lstrip().startswith("{"):
-            try:
-                return json.loads(text)
-            except ValueError as error:
-                where = (f"{error.msg} at line {error.lineno} column {error.colno}"
-                         if isinstance(error, json.JSONDecodeError) else type(error).__name__)
-                raise ConfigurationError(
-                    f"option '{self.key}' is text starting with '{{' but not a valid JSON "
-                    f"object ({where}); its text is not shown, it may hold a password"
-                ) from None
-        if redact_text(text) != text:
-            raise ConfigurationError(
-                f"option '{self.key}' is text that holds a credential (a connection URL or "
-                "password=...), not a name: give the spec as a dict or a JSON object; its "
-                "text is not shown")
-        return text
+        """For an option that takes a dict: the dict that ``text`` spells, or ``text`` as a
+        name (:func:`spec_or_name`). Never shows ``text`` (a store's JSON holds its
+        password)."""
+        return spec_or_name(text, f"option '{self.key}'")
 
     def _parse_int(self, stripped: str, text: str) -> int:
         if not self.duration:
@@ -179,6 +169,81 @@ class ConfigOption(Generic[T]):
 
     def _type_names(self) -> str:
         return " or ".join(t.__name__ for t in self._types())
+
+
+# What a name never holds and a configuration does: braces, quotes, backslashes, '=', a
+# %-escape (URL-encoded text), or a "key": / key= of a store's spec.
+_CONFIG_LIKE = re.compile(
+    r"""[{}\[\]"'\\=]|%[0-9a-f]{2}|\b(provider|config|host|user|pass(word)?)\s*:""",
+    re.IGNORECASE)
+_DECODINGS = 4  # quoted once too often, and again: enough for any tool chain seen
+
+
+def spec_or_name(text: str, what: str) -> dict[str, Any] | str:
+    """The one rule for text that gives a dict or a name (a vector store inline or by the
+    name of a declared one), wherever it comes from (``set``, ``-D``, ``config.yaml``, an
+    environment variable, a file); ``what`` names it in errors (``option '...'``).
+
+    Text that is a JSON object is that object. Text quoted once too often is decoded once
+    more, up to four times, and then used if it is one: a JSON string that holds the object
+    (``"{\\"provider\\": ...}"``), the object with backslash-escaped quotes
+    (``{\\"provider\\": ...}``), a YAML single-quoted string, URL-encoded text (``%7B...``).
+    Text that looks like a configuration (braces, quotes, backslashes, ``=``, %-escapes,
+    ``password:``) but is none of these is refused with an error that names where the JSON
+    breaks, never the text; so is a "name" that holds a credential. Any other text is a
+    name."""
+    current, decoded = text.strip(), False
+    for _ in range(_DECODINGS):
+        once = _decoded_once(current, what)
+        if isinstance(once, dict):
+            return once
+        if once is None:
+            break
+        current, decoded = once.strip(), True
+    if redact_text(current) != current:
+        raise ConfigurationError(
+            f"{what} is text that holds a credential (a connection URL or password=...), not "
+            "a name: give the spec as a dict or a JSON object; its text is not shown")
+    if _CONFIG_LIKE.search(current):
+        raise ConfigurationError(
+            f"{what} is text that looks like a configuration (braces, quotes, backslashes, "
+            "'=' or %-escapes), not a name, but is no JSON object, even decoded once more (a "
+            "JSON string, backslash-escaped quotes, URL-encoding); give a JSON object quoted "
+            "once, or the name of a declared resource; its text is not shown, it may hold a "
+            "password")
+    return current if decoded else text
+
+
+def _decoded_once(text: str, what: str) -> dict[str, Any] | str | None:
+    """``text`` as a JSON object (a dict), or decoded once (a str: a JSON string, an object
+    with backslash-escaped quotes, YAML single quotes, URL-encoding), or ``None`` when it is
+    none of these."""
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError as error:
+            if '\\"' in text:  # {\"provider\": ...}: the quotes of one level further down
+                try:
+                    return str(json.loads(f'"{text}"'))
+                except ValueError:
+                    pass
+            where = (f"{error.msg} at line {error.lineno} column {error.colno}"
+                     if isinstance(error, json.JSONDecodeError) else type(error).__name__)
+            raise ConfigurationError(
+                f"{what} is text starting with '{{' but not a valid JSON object ({where}); "
+                "its text is not shown, it may hold a password") from None
+        return cast(dict[str, Any], value)  # text starting with '{' is an object or invalid
+    if text.startswith('"'):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        return value if isinstance(value, str) else None
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        return text[1:-1].replace("''", "'")
+    if re.match(r"%(7b|22|27)", text, re.IGNORECASE):
+        return urllib.parse.unquote_plus(text)  # quote() leaves no literal "+"
+    return None
 
 
 def enum_name(value: object) -> str | None:

@@ -18,9 +18,11 @@ every driver error's text) when the record is made, message and traceback.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import traceback
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,10 +39,18 @@ _SECRET_KEY = re.compile(
     r"connection[_-]?string|conn[_-]?str|dsn|authorization|private[_-]?key)$", re.IGNORECASE)
 # scheme://user:password@host  ->  scheme://user:***@host
 _URL_CREDENTIALS = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)[^@\s]*(?=@)")
-# password=secret / password: 'secret' / "api_key": "secret" in libpq, YAML and JSON text
+_SECRET_WORDS = r"(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)"
+# password=secret / password: 'secret' / "api_key": "secret" in libpq, YAML and JSON text,
+# also JSON encoded once more or twice (\"password\": \"secret\": quotes behind backslashes)
 _KEY_VALUE = re.compile(
-    r"(?P<key>['\"]?(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|"
-    r"private[_-]?key)['\"]?\s*[=:]\s*)(?P<value>'[^']*'|\"[^\"]*\"|[^\s,;}&]+)",
+    r"(?P<key>['\"]?" + _SECRET_WORDS + r"(?:\\*['\"])?\s*[=:]\s*)"
+    r"(?P<value>'[^']*'|\"(?:[^\"\\]|\\.)*\"|(?P<bs>\\+)\".*?(?<!\\)(?P=bs)\"|[^\s,;}&]+)",
+    re.IGNORECASE)
+# The same, URL-encoded: %22password%22%3A%20%22secret%22, password%3Dsecret
+_URL_KEY_VALUE = re.compile(
+    r"(?P<key>(?:(?:%5C)*(?:%22|%27))?" + _SECRET_WORDS + r"(?:(?:%5C)*(?:%22|%27))?"
+    r"(?:%20|\+)*(?:%3A|%3D)(?:%20|\+)*)"
+    r"(?P<value>(?:%5C)*(?P<q>%22|%27).*?(?:%5C)*(?P=q)|(?:(?!%2C|%26|%7D|%3B|%20)[^\s&,;}+])+)",
     re.IGNORECASE)
 # A value that is already a mask, or the "password=..." of a message, with what closes it.
 _PLACEHOLDER = re.compile(r"^['\"]?(\*\*\*|\.\.\.)['\")\].]*$")
@@ -64,20 +74,72 @@ def redact(value: Any) -> Any:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with URL credentials and ``password=...``-style values masked. Masking
-    masked text changes nothing (an error built from masked text masks it again)."""
-    text = _URL_CREDENTIALS.sub(lambda m: m.group("head") + MASK, text)
-    return _KEY_VALUE.sub(_masked_value, text)
+    """``text`` with URL credentials and ``password=...``-style values masked, in plain
+    text, in JSON encoded once or twice more (backslash-escaped quotes) and URL-encoded.
+    Masking masked text changes nothing (an error built from masked text masks it again).
+
+    Then, as a net for encodings the patterns miss: ``text`` is decoded (URL-decoded,
+    backslash escapes undone, up to three times) and every secret value found in a decoded
+    form is masked wherever it, or an encoding of it, still stands in ``text``."""
+    masked = _URL_CREDENTIALS.sub(lambda m: m.group("head") + MASK, text)
+    masked = _KEY_VALUE.sub(_masked_value, masked)
+    masked = _URL_KEY_VALUE.sub(_masked_url_value, masked)
+    if "%" not in text and "\\" not in text:
+        return masked
+    for secret in _secrets_of_decoded(text):
+        for form in _encodings(secret):
+            masked = masked.replace(form, MASK)
+    return masked
 
 
 def _masked_value(match: re.Match[str]) -> str:
-    if _PLACEHOLDER.match(match.group("value")):
+    value = match.group("value")
+    if _PLACEHOLDER.match(value):
         return match.group(0)
-    return match.group("key") + _quoted_mask(match.group("value"))
+    if match.group("bs"):
+        return f'{match.group("key")}{match.group("bs")}"{MASK}{match.group("bs")}"'
+    return match.group("key") + _quoted_mask(value)
+
+
+def _masked_url_value(match: re.Match[str]) -> str:
+    quote = match.group("q")
+    if match.group("value") in (MASK, f"{quote}{MASK}{quote}"):
+        return match.group(0)
+    return match.group("key") + (f"{quote}{MASK}{quote}" if quote else MASK)
 
 
 def _quoted_mask(value: str) -> str:
     return f"{value[0]}{MASK}{value[0]}" if value[:1] in ("'", '"') else MASK
+
+
+_SHORTEST_NET = 4  # shorter "secrets" of decoded text are left to the patterns
+
+
+def _secrets_of_decoded(text: str) -> set[str]:
+    """The secret values that ``text``, decoded up to three times, shows."""
+    found: set[str] = set()
+    current = text
+    for _ in range(3):
+        decoded = urllib.parse.unquote_plus(current)
+        decoded = decoded.replace('\\\\', '\x00').replace('\\"', '"').replace(
+            "\\'", "'").replace('\x00', '\\')
+        if decoded == current:
+            break
+        current = decoded
+        for match in _KEY_VALUE.finditer(current):
+            found.add(match.group("value").strip("'\"\\"))
+        for match in _URL_CREDENTIALS.finditer(current):
+            found.add(match.group(0)[len(match.group("head")):])
+    return {secret for secret in found
+            if len(secret) >= _SHORTEST_NET and not _PLACEHOLDER.match(secret)}
+
+
+def _encodings(secret: str) -> list[str]:
+    """``secret`` as it may stand in text: itself, JSON-escaped once and twice, URL-encoded."""
+    escaped = json.dumps(secret)[1:-1]
+    forms = {secret, escaped, json.dumps(escaped)[1:-1], urllib.parse.quote(secret, safe=""),
+             urllib.parse.quote_plus(secret), urllib.parse.quote(secret)}
+    return sorted(forms, key=len, reverse=True)
 
 
 def chainable(error: BaseException) -> BaseException | None:

@@ -2,7 +2,9 @@
 on loopback only, started and stopped by the PIDs it records."""
 
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import psycopg2
@@ -79,6 +81,37 @@ def test_start_status_stop_by_the_recorded_pid_then_start_again_keeps_the_data()
             cur.execute("SELECT n FROM kept")
             assert cur.fetchall() == [(7,)]
         conn.close()
+    finally:
+        run_script("pgvector-server", "stop", "--dir", str(folder), check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_start_right_after_the_server_was_killed_waits_for_it_and_starts_cleanly():
+    """kill -9 leaves the postmaster a zombie until PID 1 reaps it, and its postmaster.pid
+    and socket lock behind: postgres refused to start ("lock file already exists")."""
+    folder = scratch_dir("test-pgvector-killed-")
+    port = free_port()
+    try:
+        run_script("pgvector-server", "start", "--dir", str(folder), "--port", str(port))
+        store = json.loads(run_script("pgvector-server", "status", "--dir", str(folder),
+                                      "--json").stdout)
+        with connect(store) as conn, conn.cursor() as cur:
+            cur.execute("CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)")
+        conn.close()
+        for _ in range(2):  # at once, twice: the second kill hits the restarted server
+            pid = int((folder / "postgres.pid").read_text())
+            os.kill(pid, signal.SIGKILL)  # the postmaster this test started, by its PID
+
+            again = run_script("pgvector-server", "start", "--dir", str(folder), "--port",
+                               str(port), check=False)
+
+            assert again.returncode == 0, again.stderr
+            assert "already exists" not in again.stderr
+            assert int((folder / "postgres.pid").read_text()) != pid
+            with connect(store) as conn, conn.cursor() as cur:
+                cur.execute("SELECT n FROM kept")
+                assert cur.fetchall() == [(7,)]
+            conn.close()
     finally:
         run_script("pgvector-server", "stop", "--dir", str(folder), check=False)
         shutil.rmtree(folder, ignore_errors=True)

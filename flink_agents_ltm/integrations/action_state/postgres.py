@@ -7,6 +7,15 @@ with the job's ``long-term-memory.vector-store`` an inline pgvector store
 vector store's timeouts. psycopg2 is imported only when the store opens; errors
 name the server (``host:port/db``), never the password.
 
+A server restart does not stop the store: each connection is checked before a statement with
+long-term memory's rule (``pgvector_connection.dropped``: the server wrote to an idle
+connection, so it closed it) and replaced when the server dropped it. A statement whose
+connection the server drops while it runs is sent once more on a new connection (every
+statement of the store may run twice: upserts, updates to the same values, deletes); if the
+server is not back yet, that one operation fails with one line naming ``host:port/db``
+(:class:`PgvectorUnavailableError`, ``ConnectionError``), and the next one connects again.
+The writer thread does the same for its groups, and never dies of a failed statement.
+
 Started markers and results come from the worker threads, many at once. One writer thread
 of the store takes every statement queued since its last commit and writes them in one
 transaction (a group commit: one flush of the server's log for many calls, instead of one
@@ -23,6 +32,7 @@ pruning) use a connection of their own.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -32,7 +42,7 @@ from typing import Any
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.options import AgentsConfiguration
-from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
+from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection, dropped
 from flink_agents_ltm.runtime.action_state.store import Lookup, RunTag
 
 GROUP_MOST = 512  # statements in one group commit at most
@@ -79,6 +89,57 @@ def open_store(job_id: str, config: AgentsConfiguration) -> PostgresActionStateS
     return PostgresActionStateStore(connection, job_id)
 
 
+class _Link:
+    """One connection to the store's server that outlives a restart of it: :meth:`run`
+    connects when there is none or the server dropped it, and sends a statement whose
+    connection was dropped under it once more on a new one. Not thread-safe."""
+
+    def __init__(self, connection: PgvectorConnection, autocommit: bool):
+        self._connection, self._autocommit = connection, autocommit
+        self.db: Any = None
+        self.live()
+
+    def live(self) -> Any:
+        """The connection, new if there was none or the server dropped it; raises a
+        ``ConnectionError`` naming the server if it cannot connect."""
+        if self.db is not None and dropped(self.db):
+            log.info("the PostgreSQL action-state store at %s: the server closed the "
+                     "connection (a restart?); connecting again", self._connection.target)
+            self.close()
+        if self.db is None:
+            db = self._connection.connect()
+            db.autocommit = self._autocommit
+            self.db = db
+        return self.db
+
+    def run(self, work: Callable[[Any], Any]) -> Any:
+        """``work(connection)``, once more on a new connection if the server dropped the
+        first under it; errors that say the server is gone or slow name it, in one line."""
+        for attempt in (1, 2):
+            db = self.live()
+            try:
+                return work(db)
+            except Exception as error:
+                clear = self._connection.clear_error(error)
+                if getattr(db, "closed", 0):  # the server went away: the next one connects
+                    self.close()
+                    if attempt == 1 and clear is not None:
+                        continue
+                elif not self._autocommit:
+                    with contextlib.suppress(Exception):
+                        db.rollback()
+                if clear is None:
+                    raise
+                raise clear from None
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        db, self.db = self.db, None
+        if db is not None:
+            with contextlib.suppress(Exception):  # a connection the server dropped
+                db.close()
+
+
 class _Pending:
     """A statement queued for the writer; ``wait()`` until it is committed (or failed)."""
 
@@ -98,9 +159,8 @@ class _Pending:
 class _GroupWriter:
     """The worker threads' statements, written by one thread in shared transactions."""
 
-    def __init__(self, connect: Callable[[], Any]):
-        self._connect = connect
-        self._db = connect()
+    def __init__(self, connection: PgvectorConnection):
+        self._link = _Link(connection, autocommit=False)  # a transaction per group
         self._queue: deque[_Pending] = deque()
         self._ready = threading.Condition()
         self._closing = False
@@ -132,31 +192,13 @@ class _GroupWriter:
             self._write(group)
 
     def _write(self, group: list[_Pending]) -> None:
-        from psycopg2.extras import execute_batch
-
         try:
-            with self._db.cursor() as cursor:
-                start = 0
-                while start < len(group):  # a run of the same statement: one round trip
-                    end = start + 1
-                    while end < len(group) and group[end].sql == group[start].sql:
-                        end += 1
-                    if end - start == 1:
-                        cursor.execute(group[start].sql, group[start].params)
-                    else:
-                        execute_batch(cursor, group[start].sql,
-                                      [pending.params for pending in group[start:end]],
-                                      page_size=end - start)
-                    start = end
-            self._db.commit()
+            self._link.run(lambda db: self._send(db, group))
             self.commits += 1
         except Exception as error:  # noqa: BLE001 - each statement answers for itself
-            with contextlib.suppress(Exception):  # a broken connection: handled below
-                self._db.rollback()
-            if getattr(self._db, "closed", 0):  # the server went away: try a new connection
-                with contextlib.suppress(Exception):  # else each statement fails below
-                    self._db = self._connect()
-            if len(group) > 1:  # one bad statement must not fail the others
+            # One bad statement must not fail the others; a server that cannot be reached
+            # fails them all at once (one connection attempt, not one per statement).
+            if len(group) > 1 and not isinstance(error, ConnectionError | TimeoutError):
                 for pending in group:
                     self._write([pending])
                 return
@@ -164,9 +206,28 @@ class _GroupWriter:
             if group[0].what is not None:  # a lost result: the call runs again after a crash
                 log.warning("the PostgreSQL action-state store could not write a %s: %s: %s",
                             group[0].what, type(error).__name__,
-                            (str(error).strip().splitlines() or [""])[0][:200])
+                            (str(error).strip().splitlines() or [""])[0][:300])
         for pending in group:
             pending.done.set()
+
+    @staticmethod
+    def _send(db: Any, group: list[_Pending]) -> None:
+        from psycopg2.extras import execute_batch
+
+        with db.cursor() as cursor:
+            start = 0
+            while start < len(group):  # a run of the same statement: one round trip
+                end = start + 1
+                while end < len(group) and group[end].sql == group[start].sql:
+                    end += 1
+                if end - start == 1:
+                    cursor.execute(group[start].sql, group[start].params)
+                else:
+                    execute_batch(cursor, group[start].sql,
+                                  [pending.params for pending in group[start:end]],
+                                  page_size=end - start)
+                start = end
+        db.commit()
 
     def close(self) -> None:
         """Write what is queued, then stop."""
@@ -174,37 +235,38 @@ class _GroupWriter:
             self._closing = True
             self._ready.notify()
         self._thread.join()
+        self._link.close()
 
 
 class PostgresActionStateStore:
     def __init__(self, connection: PgvectorConnection, job_id: str):
         self._job = job_id
-        self._connection = connection
+        self._connection = dataclasses.replace(connection,
+                                               what="the PostgreSQL action-state store")
         self._lock = threading.Lock()
-        self._db: Any = self._connect()
-        with self._db.cursor() as cursor:
+        self._link = _Link(self._connection, autocommit=True)
+        try:
+            self._link.run(self._create_schema)
+            self._writer = _GroupWriter(self._connection)
+        except BaseException:
+            self._link.close()
+            raise
+
+    def _create_schema(self, db: Any) -> None:
+        with db.cursor() as cursor:
             cursor.execute(_SCHEMA)
             # rows of a build before started_at: their age counts from now
             cursor.execute(f"UPDATE {TABLE} SET started_at = %s WHERE job = %s AND "
-                           "started_at IS NULL", (time.time(), job_id))
-        self._opened = [self._db]  # every connection, closed by close()
-        self._writer = _GroupWriter(self._open_writer)
-
-    def _open_writer(self) -> Any:
-        db = self._connection.connect()  # not autocommit: a transaction per group
-        with self._lock:
-            self._opened.append(db)
-        return db
-
-    def _connect(self) -> Any:
-        db = self._connection.connect()
-        db.autocommit = True
-        return db
+                           "started_at IS NULL", (time.time(), self._job))
 
     def _run(self, sql: str, *params: object, fetch: bool = False) -> Any:
-        with self._lock, self._db.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchone() if fetch else cursor.rowcount
+        def work(db: Any) -> Any:
+            with db.cursor() as cursor:
+                cursor.execute(sql, params)
+                return cursor.fetchone() if fetch else cursor.rowcount
+
+        with self._lock:
+            return self._link.run(work)
 
     def started(self, subtask: int, observation: str, position: str, name: str,
                 token: str, tag: RunTag, claim: str, at: float) -> None:
@@ -241,12 +303,16 @@ class PostgresActionStateStore:
         return None if row is None else (row[0], row[1])
 
     def runs_of(self, key: str, fingerprint: str, min_seq: int, owner: str) -> list[str]:
-        with self._lock, self._db.cursor() as cursor:
-            cursor.execute(f"SELECT run, MIN(seq) FROM {TABLE} WHERE job = %s AND input_key = "
-                           "%s AND fingerprint = %s AND seq >= %s AND claim IS DISTINCT FROM "
-                           "%s GROUP BY run ORDER BY MIN(seq), run",
-                           (self._job, key, fingerprint, min_seq, owner))
-            return [row[0] for row in cursor.fetchall()]
+        def work(db: Any) -> list[str]:
+            with db.cursor() as cursor:
+                cursor.execute(f"SELECT run, MIN(seq) FROM {TABLE} WHERE job = %s AND "
+                               "input_key = %s AND fingerprint = %s AND seq >= %s AND claim "
+                               "IS DISTINCT FROM %s GROUP BY run ORDER BY MIN(seq), run",
+                               (self._job, key, fingerprint, min_seq, owner))
+                return [row[0] for row in cursor.fetchall()]
+
+        with self._lock:
+            return self._link.run(work)
 
     def claim(self, run: str, owner: str) -> None:
         self._run(f"UPDATE {TABLE} SET claim = %s WHERE job = %s AND run = %s", owner,
@@ -293,5 +359,4 @@ class PostgresActionStateStore:
             self._writer.close()  # queued results are written first
         finally:
             with self._lock:
-                for db in self._opened:
-                    db.close()
+                self._link.close()

@@ -36,6 +36,7 @@ Two more keys of ours say how searches run (``backends.pgvector``):
 from __future__ import annotations
 
 import math
+import select
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ __all__ = [
     "PgvectorConnection",
     "PgvectorTimeoutError",
     "PgvectorUnavailableError",
+    "dropped",
     "without_our_keys",
 ]
 
@@ -115,7 +117,9 @@ class PgvectorUnavailableError(ConnectionError):
 class PgvectorConnection:
     """Where and how long: built from a pgvector config with :meth:`from_config`.
 
-    ``dsn`` holds the password: it is excluded from ``repr`` and only ever handed to Mem0.
+    ``dsn`` holds the password: it is excluded from ``repr`` and only ever handed to Mem0
+    (and to the PostgreSQL action-state store, which connects to the same server). ``what``
+    names the user of the connection in its errors (``dataclasses.replace`` to change it).
     """
 
     target: str  # host:port/dbname, for messages
@@ -124,6 +128,7 @@ class PgvectorConnection:
     dsn: str | None = field(default=None, repr=False)
     exact_search_up_to: int = DEFAULT_EXACT_SEARCH_UP_TO
     min_recall: float = DEFAULT_MIN_RECALL
+    what: str = "the pgvector store"
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> PgvectorConnection:
@@ -195,8 +200,8 @@ class PgvectorConnection:
             timeout = self.explain(error)
             if timeout is not None:
                 raise timeout from None
-            raise ConnectionError(f"cannot connect to the pgvector store at {self.target}: "
-                                  f"{redact_text(str(error).strip())}") from None
+            raise ConnectionError(f"cannot connect to {self.what} at {self.target}: "
+                                  f"{redact_text(' '.join(str(error).split()))}") from None
 
     def explain(self, error: BaseException) -> PgvectorTimeoutError | None:
         """The clear error for a timeout of this server, ``None`` for any other error."""
@@ -204,7 +209,7 @@ class PgvectorConnection:
         code = getattr(error, "pgcode", None) or getattr(error, "sqlstate", None)
         if code == _QUERY_CANCELED and "statement timeout" in text:
             return PgvectorTimeoutError(
-                f"the pgvector store at {self.target} did not finish a statement within "
+                f"{self.what} at {self.target} did not finish a statement within "
                 f"{self.statement_timeout_s:g} s and cancelled it (a lock held by another "
                 f"session, or a large table); raise '{STATEMENT_TIMEOUT}' in the vector "
                 "store config if such statements are expected")
@@ -236,13 +241,18 @@ class PgvectorConnection:
         # The driver's own "connection already closed" hides what the server said.
         why, text, _ = next((entry for entry in found if entry[2]), found[0])
         return PgvectorUnavailableError(
-            f"the pgvector store at {self.target} is restarting or recovering, or stopped: "
+            f"{self.what} at {self.target} is restarting or recovering, or stopped: "
             f"{why} ({redact_text(text)[:200]}); this operation failed, the next one "
             "connects again")
 
+    def clear_error(self, error: BaseException) -> Exception | None:
+        """The one-line error naming this server for a timeout or a connection the server
+        dropped or refused (:meth:`explain`, :meth:`unavailable`); ``None`` for others."""
+        return self.explain(error) or self.unavailable(error)
+
     def connect_timeout(self) -> PgvectorTimeoutError:
         return PgvectorTimeoutError(
-            f"the pgvector store at {self.target} did not complete a connection within "
+            f"{self.what} at {self.target} did not complete a connection within "
             f"{self.connect_timeout_s} s (it accepts connections but does not answer, or the "
             f"network drops them); check the server, or raise '{CONNECT_TIMEOUT}' in the "
             "vector store config")
@@ -262,7 +272,7 @@ class PgvectorConnection:
                     with original(commit=commit) as cur:
                         yield cur
                 except Exception as error:
-                    clear = self.explain(error) or self.unavailable(error)
+                    clear = self.clear_error(error)
                     if clear is None:
                         raise
                     raise clear from error
@@ -270,6 +280,21 @@ class PgvectorConnection:
             return cursor
 
         private_api.pg_replace_cursor(getattr(store, "inner", store), wrap)
+
+
+def dropped(conn: Any) -> bool:
+    """An idle psycopg2 connection the server closed: the server wrote to it (a FATAL message
+    at a restart or pg_terminate_backend, or EOF when it died) though we sent nothing. Costs
+    no round trip; psycopg2 itself only notices at the next statement, which then fails.
+    The one rule for both users of a pgvector server (Mem0's pool and the action-state
+    store): check before a statement, and connect again when it says so."""
+    if conn.closed:
+        return True
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 def _refuse_user_info(settings: Mapping[str, Any], key: str | None) -> None:

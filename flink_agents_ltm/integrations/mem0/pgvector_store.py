@@ -44,13 +44,13 @@ key, set) travels in each row's payload. The driver is ``psycopg2`` (the ``pgvec
 from __future__ import annotations
 
 import logging
-import select
 import time
 import weakref
 from typing import Any
 
 from flink_agents_ltm.integrations.extras import require_extra
 from flink_agents_ltm.integrations.mem0 import private_api
+from flink_agents_ltm.integrations.mem0.pgvector_connection import dropped
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ class _SessionSettingPool:
     def getconn(self, *args: Any, **kwargs: Any) -> Any:
         conn = self._pool.getconn(*args, **kwargs)
         for _ in range(getattr(self._pool, "maxconn", 1) + 1):
-            if not _dropped(conn):
+            if not dropped(conn):
                 break
             log.info("pgvector: an idle connection was closed by the server (a restart?); "
                      "connecting again")
@@ -169,19 +169,6 @@ class _SessionSettingPool:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._pool, name)
-
-
-def _dropped(conn: Any) -> bool:
-    """An idle connection the server closed: the server wrote to it (a FATAL message at a
-    restart or pg_terminate_backend, or EOF when it died) though we sent nothing. Costs no
-    round trip; psycopg2 itself only notices at the next statement, which then fails."""
-    if conn.closed:
-        return True
-    try:
-        readable, _, _ = select.select([conn], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)
 
 
 def close(store: Any) -> None:
