@@ -45,8 +45,8 @@ demo: $(DEMO_STAMP)  ## run the customer-memory agent on PyFlink's local mini-cl
 
 example-first-agent: $(STAMP)  ## run the quickstart's first agent twice: the second run recalls the first's messages
 	$(PY) -m flink_agents_ltm.examples.first_agent
-	@echo "==> again: long-term memory kept the first run's messages"
-	$(PY) -m flink_agents_ltm.examples.first_agent
+	@echo "==> again, with the next day's messages: they recall the first run's"
+	$(PY) -m flink_agents_ltm.examples.first_agent --again
 
 example-support-chat: $(STAMP)  ## run ctx.chat with tools and a memory-event listener, offline
 	$(PY) -m flink_agents_ltm.examples.support_chat

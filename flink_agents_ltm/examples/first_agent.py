@@ -25,15 +25,25 @@ class SupportAgent(Agent):
         ctx.send_event(OutputEvent({"customer": ctx.key, "message": seen, "recalled": recalled}))
 
 
+FIRST_DAY = [
+    {"customer": "alice", "text": "My teapot has not arrived yet."},
+    {"customer": "bob", "text": "Can I change my delivery address?"},
+    {"customer": "alice", "text": "Any news about my teapot?"},
+]
+NEXT_DAY = [
+    {"customer": "alice", "text": "The teapot came, but its lid is cracked."},
+    {"customer": "bob", "text": "Please send it to my new address."},
+]
+
+
 def main():
-    argparse.ArgumentParser(description=__doc__).parse_args()  # --help, no options
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--again", action="store_true",
+                        help="send the next day's messages (a second run of the job)")
+    args = parser.parse_args()
     env = StreamExecutionEnvironment.get_execution_environment()
     env.set_parallelism(1)
-    messages = env.from_collection([
-        {"customer": "alice", "text": "My teapot has not arrived yet."},
-        {"customer": "bob", "text": "Can I change my delivery address?"},
-        {"customer": "alice", "text": "Any news about my teapot?"},
-    ])
+    messages = env.from_collection(NEXT_DAY if args.again else FIRST_DAY)
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     agents_env.get_config().set(AgentsOptions.JOB_ID, "support-bot")
     replies = (agents_env.from_datastream(messages, key_selector=lambda m: m["customer"])
