@@ -24,7 +24,8 @@ import re
 import traceback
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any
+from importlib import resources
+from typing import Any, cast
 
 __all__ = ["MASK", "MASKED_LOGGERS", "MaskedError", "MaskingFilter", "chainable",
            "is_secret_key", "mask_logger", "mask_logs", "redact", "redact_text"]
@@ -32,11 +33,19 @@ __all__ = ["MASK", "MASKED_LOGGERS", "MaskedError", "MaskingFilter", "chainable"
 MASK = "***"
 # The loggers whose records mask_logs masks: ours and Mem0's, at any depth.
 MASKED_LOGGERS = ("flink_agents_ltm", "mem0")
+
+
+def _secret_key_table() -> dict[str, Any]:
+    """``secret_keys.json``: the one table of secret keys, which Java reads too."""
+    return cast(dict[str, Any], json.loads(
+        resources.files(__package__).joinpath("secret_keys.json").read_text("utf-8")))
+
+
+_TABLE = _secret_key_table()
 # A key is secret when its last word names a secret: "password", "db_password", "api_key",
-# "auth_token", "client_secret"; not "max_tokens" or "author".
+# "auth_token", "client_secret"; not "max_tokens", "author" or "api_key_env".
 _SECRET_KEY = re.compile(
-    r"(^|[_.-])(pass(word|wd|phrase)?|secret|token|api[_-]?key|access[_-]?key|credentials?|"
-    r"connection[_-]?string|conn[_-]?str|dsn|authorization|private[_-]?key)$", re.IGNORECASE)
+    r"(^|_)(" + "|".join(map(re.escape, _TABLE["secret_words"])) + r")$")
 # scheme://user:password@host  ->  scheme://user:***@host
 _URL_CREDENTIALS = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]*:)[^@\s]*(?=@)")
 _SECRET_WORDS = r"(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)"
@@ -57,7 +66,12 @@ _PLACEHOLDER = re.compile(r"^['\"]?(\*\*\*|\.\.\.)['\")\].]*$")
 
 
 def is_secret_key(key: object) -> bool:
-    return isinstance(key, str) and _SECRET_KEY.search(key) is not None
+    """``key`` names a secret (the table ``secret_keys.json``): lower-cased with ``-`` and
+    ``.`` read as ``_``, it is a secret word or ends with ``_`` and one (``api_key_env``,
+    the name of a variable, is not)."""
+    if not isinstance(key, str):
+        return False
+    return _SECRET_KEY.search(key.lower().replace("-", "_").replace(".", "_")) is not None
 
 
 def redact(value: Any) -> Any:

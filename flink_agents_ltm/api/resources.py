@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
-from flink_agents_ltm.api.redaction import MaskedError
+from flink_agents_ltm.api.redaction import MaskedError, is_secret_key
 
 __all__ = [
     "MissingResourceError",
@@ -83,17 +83,14 @@ class Resource:
         """Release what :meth:`open` or later calls acquired."""
 
 
-_SECRET_NAME = re.compile(r"passw(or)?d|secret|credential|api_?key|private_?key|access_?key|"
-                          r"(^|_)token$|^pass$", re.IGNORECASE)
 _URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)(?P<secret>[^@\s]+)@")
 _MASK = "***"
 
 
 def _is_secret_name(name: Any) -> bool:
     """``api_key``, ``password``, ``auth_token``, ... but not ``api_key_env`` (the name of
-    a variable) or ``max_tokens``."""
-    return (isinstance(name, str) and not name.lower().endswith("_env")
-            and bool(_SECRET_NAME.search(name)))
+    a variable) or ``max_tokens``: the one rule (``redaction.is_secret_key``)."""
+    return is_secret_key(name)
 
 
 def _masked(value: Any, secret: bool = False) -> Any:

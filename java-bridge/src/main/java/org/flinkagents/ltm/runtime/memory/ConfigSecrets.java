@@ -32,8 +32,9 @@ public final class ConfigSecrets {
     public static final String MASK = "***";
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final List<String> SECRET_PARTS = List.of("password", "passwd", "secret",
-            "api_key", "apikey", "access_key", "connection_string", "credential");
+    /** The table of secret keys the Python package reads too (copied into the jar). */
+    static final String TABLE = "/org/flinkagents/ltm/secret_keys.json";
+    private static final Pattern SECRET_KEY = secretKeyPattern();
     private static final Pattern URL_PASSWORD = Pattern.compile("://[^:/?#@\\s]*:([^@/\\s]+)@");
     private static final Pattern DSN_PASSWORD =
             Pattern.compile("(?i)\\bpassword\\s*=\\s*('[^']*'|[^\\s;]+)");
@@ -80,16 +81,28 @@ public final class ConfigSecrets {
 
     /** Whether a configuration key names a secret (case and {@code -}/{@code _} ignored). */
     public static boolean isSecretName(String key) {
-        String name = key.toLowerCase(Locale.ROOT).replace('-', '_');
-        if (name.equals("token") || name.endsWith("_token") || name.equals("dsn")) {
-            return true;
-        }
-        for (String part : SECRET_PARTS) {
-            if (name.contains(part)) {
-                return true;
+        String name = key.toLowerCase(Locale.ROOT).replace('-', '_').replace('.', '_');
+        return SECRET_KEY.matcher(name).find();
+    }
+
+    /**
+     * A key is secret when, lower-cased with '-' and '.' read as '_', it is one of the table's
+     * secret words or ends with '_' and one ({@code api_key_env}, a variable's name, is not).
+     */
+    private static Pattern secretKeyPattern() {
+        try (var table = ConfigSecrets.class.getResourceAsStream(TABLE)) {
+            if (table == null) {
+                throw new IllegalStateException("the table of secret keys " + TABLE
+                        + " is missing from the classpath (the build copies it from "
+                        + "flink_agents_ltm/api/secret_keys.json)");
             }
+            List<String> words = new ArrayList<>();
+            JSON.readTree(table).get("secret_words").forEach(word -> words.add(
+                    Pattern.quote(word.asText())));
+            return Pattern.compile("(^|_)(" + String.join("|", words) + ")$");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
-        return false;
     }
 
     /** {@code text} with every secret replaced by {@link #MASK}; {@code null} stays null. */

@@ -4,8 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 
 import org.junit.jupiter.api.Test;
 
@@ -67,12 +71,29 @@ class ConfigSecretsTest {
     void testSecretNamesAreRecognisedWhateverTheirCaseOrSeparator() {
         for (String name : List.of("password", "PGPASSWORD", "db-password", "api_key", "apiKey",
                 "OPENAI_API_KEY", "secret", "client_secret", "token", "access_token",
-                "aws_access_key_id", "connection_string", "credentials", "dsn")) {
+                "aws_secret_access_key", "connection_string", "credentials", "dsn")) {
             assertTrue(ConfigSecrets.isSecretName(name), name);
         }
         for (String name : List.of("host", "port", "user", "dbname", "collection_name",
                 "max_tokens", "tokenizer", "embedding_model_dims", "path")) {
             assertFalse(ConfigSecrets.isSecretName(name), name);
         }
+    }
+
+    @Test
+    void testEachExampleOfTheSharedTableOfSecretKeysIsWhatTheRuleSays() throws Exception {
+        // the table Python reads too (flink_agents_ltm/api/secret_keys.json, in the jar)
+        JsonNode examples;
+        try (var table = ConfigSecrets.class.getResourceAsStream(ConfigSecrets.TABLE)) {
+            examples = new ObjectMapper().readTree(table).get("examples");
+        }
+        List<String> wrong = new ArrayList<>();
+        examples.fields().forEachRemaining(example -> {
+            if (ConfigSecrets.isSecretName(example.getKey()) != example.getValue().asBoolean()) {
+                wrong.add(example.getKey());
+            }
+        });
+        assertTrue(examples.size() > 20, "examples: " + examples.size());
+        assertEquals(List.of(), wrong);
     }
 }
