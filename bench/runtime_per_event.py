@@ -8,14 +8,16 @@ all in one run:
 * **trivial agent**: one action per input that counts the key's inputs in short-term memory
   and emits the same output (no model, no long-term memory);
 * **durable agent**: the same action, but it first awaits one durable async call of
-  ``--latency-ms`` (50 ms) per input; 64 keys, capacity 32: the ideal is
-  ``min(keys, capacity) / latency`` (640 ev/s).
+  ``--latency-ms`` (50 ms) per input; 64 keys, capacity 32 per subtask: the ideal is
+  ``min(keys, capacity x parallelism) / latency`` (640 ev/s at p=1, 1280 at p=2).
 
 Events per second are measured inside the job, from the first output's time (the first
 call's start for the durable agent) to the last output's, so JVM and job start-up are left
 out; the median of ``--repeat`` runs is printed, with the ratio to plain PyFlink and, for the
-durable agent, the share of the ideal. Upstream Apache Flink Agents is not run: it needs a
-venv of its own (``--upstream-python``), and the run says it was skipped.
+durable agent, the share of the ideal and the median *wake-up*: from a call's end to its
+action going on (what process mode's late poll timers made long). Upstream Apache Flink
+Agents is not run: it needs a venv of its own (``--upstream-python``), and the run says it
+was skipped.
 
     python -m bench.runtime_per_event [--events 2560] [--durable-events 1280] [--repeat 1]
         [--modes thread process] [--parallelism 1 2] [--json FILE]
@@ -47,13 +49,14 @@ DURABLE_EVENTS = 1280
 JOBS = ("plain PyFlink", "trivial agent", "durable agent")
 
 
-def slow_call(started: float, latency_s: float) -> float:
+def slow_call(started: float, latency_s: float) -> tuple[float, float]:
     time.sleep(latency_s)
-    return started
+    return started, time.time()
 
 
 def build_jobs(latency_s: float) -> dict[str, Callable[[Any, Any, Any], Any]]:
-    """Each job's builder: ``(env, agents_env, keyed input) -> stream of (key, start, end)``."""
+    """Each job's builder: ``(env, agents_env, keyed input) -> stream of (key, start, end,
+    call end)``: the durable agent's start is its call's, its end the output's."""
     from pyflink.common import Types
     from pyflink.datastream import KeyedProcessFunction
     from pyflink.datastream.state import ValueStateDescriptor
@@ -69,7 +72,7 @@ def build_jobs(latency_s: float) -> dict[str, Callable[[Any, Any, Any], Any]]:
             count = (self.count.value() or 0) + 1
             self.count.update(count)
             now = time.time()
-            yield value[0], now, now
+            yield value[0], now, now, now
 
     class TrivialAgent(Agent):
         @action(InputEvent)
@@ -77,15 +80,16 @@ def build_jobs(latency_s: float) -> dict[str, Callable[[Any, Any, Any], Any]]:
             memory = ctx.short_term_memory
             memory.set("count", (memory.get("count") or 0) + 1)
             now = time.time()
-            ctx.send_event(OutputEvent((event.input[0], now, now)))
+            ctx.send_event(OutputEvent((event.input[0], now, now, now)))
 
     class DurableAgent(Agent):
         @action(InputEvent)
         async def count(event, ctx):
-            started = await ctx.durable_execute_async(slow_call, time.time(), latency_s)
+            started, ended = await ctx.durable_execute_async(slow_call, time.time(),
+                                                             latency_s)
             memory = ctx.short_term_memory
             memory.set("count", (memory.get("count") or 0) + 1)
-            ctx.send_event(OutputEvent((event.input[0], started, time.time())))
+            ctx.send_event(OutputEvent((event.input[0], started, time.time(), ended)))
 
     def plain(env, agents_env, stream):
         return stream.key_by(lambda r: r[0]).process(
@@ -102,8 +106,10 @@ def build_jobs(latency_s: float) -> dict[str, Callable[[Any, Any, Any], Any]]:
 
 
 def run(build: Callable[[Any, Any, Any], Any], mode: str, parallelism: int,
-        events: int) -> float:
-    """Events per second of one job, from its first output (or call start) to its last."""
+        events: int) -> tuple[float, float]:
+    """Events per second of one job, from its first output (or call start) to its last, and
+    the median wake-up in ms: from a durable call's end to its action going on (0 without
+    calls)."""
     from pyflink.common import Types
     from pyflink.datastream import StreamExecutionEnvironment
 
@@ -123,8 +129,9 @@ def run(build: Callable[[Any, Any, Any], Any], mode: str, parallelism: int,
     outputs = list(build(env, agents_env, stream).execute_and_collect())
     if len(outputs) != events:
         raise RuntimeError(f"the job emitted {len(outputs)} outputs for {events} inputs")
-    spent = max(end for _, _, end in outputs) - min(start for _, start, _ in outputs)
-    return events / spent if spent > 0 else float("inf")
+    spent = max(end for _, _, end, _ in outputs) - min(start for _, start, _, _ in outputs)
+    wake_up = statistics.median(end - call_end for _, _, end, call_end in outputs)
+    return (events / spent if spent > 0 else float("inf")), wake_up * 1000
 
 
 def upstream_note(python: str | None) -> str:
@@ -163,21 +170,29 @@ def main() -> int:
     os.environ.setdefault("JVM_ARGS", f"-Djava.io.tmpdir={scratch}")
     os.environ.setdefault("FLINK_LOG_DIR", scratch)
     latency_s = args.latency_ms / 1000
-    ideal = min(KEYS, CAPACITY) / latency_s
+
+    def ideal(parallelism: int) -> float:
+        return min(KEYS, CAPACITY * parallelism) / latency_s
+
     jobs = build_jobs(latency_s)
     print(f"{args.events} events over {KEYS} keys (durable agent: {args.durable_events}, one "
-          f"{args.latency_ms} ms call each, capacity {CAPACITY}, ideal {ideal:.0f} ev/s); "
+          f"{args.latency_ms} ms call each, capacity {CAPACITY} per subtask, ideal "
+          f"{ideal(1):.0f} ev/s at p=1); "
           f"median of {args.repeat}; {upstream_note(args.upstream_python)}", flush=True)
     print(f"{'mode':<8} {'p':>2} {'plain ev/s':>11} {'trivial ev/s':>13} {'trivial/plain':>14} "
-          f"{'durable ev/s':>13} {'durable/plain':>14} {'% of ideal':>11}", flush=True)
+          f"{'durable ev/s':>13} {'durable/plain':>14} {'% of ideal':>11} {'wake-up ms':>11}",
+          flush=True)
     series: dict[str, list[tuple[str, float]]] = {}
     for mode in args.modes:
         for parallelism in args.parallelism:
             rates: dict[str, float] = {}
-            for name in args.jobs:  # one job after another, repeats interleaved
+            wake_up: float | None = None
+            for name in args.jobs:
                 events = args.durable_events if name == "durable agent" else args.events
-                rates[name] = statistics.median(
-                    run(jobs[name], mode, parallelism, events) for _ in range(args.repeat))
+                runs = [run(jobs[name], mode, parallelism, events) for _ in range(args.repeat)]
+                rates[name] = statistics.median(rate for rate, _ in runs)
+                if name == "durable agent":
+                    wake_up = statistics.median(wake for _, wake in runs)
                 series.setdefault(name, []).append((f"{mode} p={parallelism}", rates[name]))
             plain = rates.get("plain PyFlink")
             trivial = rates.get("trivial agent")
@@ -192,12 +207,13 @@ def main() -> int:
                   f"{cell(trivial / plain if trivial and plain else None, 14, 'x', digits=2)} "
                   f"{cell(durable, 13)} "
                   f"{cell(durable / plain if durable and plain else None, 14, 'x', digits=2)} "
-                  f"{cell(durable / ideal if durable else None, 11, '%', 100)}", flush=True)
+                  f"{cell(durable / ideal(parallelism) if durable else None, 11, '%', 100)} "
+                  f"{cell(wake_up, 11, digits=1)}", flush=True)
     write_results(args.json, bench="runtime_per_event", series=series, kind="bar",
                   title=f"Events per second over {KEYS} keys: plain PyFlink, a trivial agent, "
                         f"one {args.latency_ms} ms durable call per event",
                   x_label="execution mode, parallelism", y_label="events per second",
-                  note=f"median of {args.repeat}; durable ideal {ideal:.0f} ev/s")
+                  note=f"median of {args.repeat}; durable ideal {ideal(1):.0f} ev/s at p=1")
     return 0
 
 
