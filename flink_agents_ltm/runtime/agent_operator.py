@@ -220,7 +220,7 @@ class AgentOperator(KeyedProcessFunction):
         try:
             timers = ctx.timer_service()
             outputs = call(engine, timers)
-            if self._key_switch is not None:
+            if self._key_switch is not None and engine.has_parked_keys:
                 outputs.extend(self._resume_ready(engine, timers))
             return outputs
         except TaskCancelledError as error:

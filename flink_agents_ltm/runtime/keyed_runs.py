@@ -302,6 +302,10 @@ class KeyedRunEngine:
             self._advance_key(work, enter_key(work.key), outputs, None)
         return outputs
 
+    @property
+    def has_parked_keys(self) -> bool:
+        return bool(self._works)
+
     @staticmethod
     def _call_done(work: _KeyWork) -> bool:
         execution = work.run.execution
