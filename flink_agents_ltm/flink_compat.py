@@ -136,3 +136,60 @@ def ttl_config(ttl_ms: int) -> Any:
     from pyflink.datastream.state import StateTtlConfig
 
     return StateTtlConfig.new_builder(Time.milliseconds(ttl_ms)).build()
+
+
+# ------------------------------------------------------------------ the current key
+
+
+class StateKeySwitch:
+    """Process mode only: make another key the current key of the operator's keyed state
+    and timers between Flink's callbacks, and give the callback's own key back.
+
+    PyFlink has no public way to do this; it rests on private API, checked against
+    apache-flink 2.3.0's ``pyflink/fn_execution`` (older lines' ``operations.py`` make the
+    same calls; where the members are missing, :func:`state_key_switch` answers ``None``
+    and poll timers alone resume parked keys, as before):
+
+    * ``StreamingRuntimeContext._keyed_state_backend`` (``datastream/process/
+      runtime_context.py``): the operator's ``RemoteKeyedStateBackend``
+      (``state_impl.py``), which every state handle and the timer service
+      (``datastream/process/timerservice_impl.py``) read the current key from;
+    * its ``set_current_key(Row(key))`` / ``get_current_key()``: what the keyed-process
+      operation itself calls before ``process_element`` (``state_key_selector`` is
+      ``Row(normal_data[0])``, ``datastream/process/operations.py``) and ``on_timer``.
+      Switching keeps the writes of the key left (its internal state goes to the backend's
+      cache, committed at the end of the bundle, as when PyFlink switches per element).
+
+    Thread mode's state lives in the JVM: :func:`state_key_switch` answers ``None`` there.
+    """
+
+    __slots__ = ("_backend", "_row")
+
+    def __init__(self, backend: Any):
+        from pyflink.common import Row
+
+        self._backend = backend
+        self._row = Row
+
+    def current(self) -> Any:
+        """The backend's current key, as it is (give it back to :meth:`restore`)."""
+        return self._backend.get_current_key()
+
+    def enter(self, key: Any) -> None:
+        """Make the user key ``key`` (what ``ctx.get_current_key()`` answers) current."""
+        self._backend.set_current_key(self._row(key))
+
+    def restore(self, current: Any) -> None:
+        self._backend.set_current_key(current)
+
+
+def state_key_switch(runtime_context: Any) -> StateKeySwitch | None:
+    """The operator's :class:`StateKeySwitch` in process mode, ``None`` in thread mode (or
+    if this PyFlink lacks the private members it needs)."""
+    if execution_mode(runtime_context) != "process":
+        return None
+    backend = getattr(runtime_context, "_keyed_state_backend", None)
+    if backend is None or not all(hasattr(backend, name)
+                                  for name in ("set_current_key", "get_current_key")):
+        return None
+    return StateKeySwitch(backend)

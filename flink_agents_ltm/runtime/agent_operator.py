@@ -35,10 +35,12 @@ from flink_agents_ltm.flink_compat import (
     execution_mode,
     number_of_subtasks,
     require_supported_flink,
+    state_key_switch,
     subtask_index,
     ttl_config,
 )
 from flink_agents_ltm.runtime.action_state.journal import open_journal
+from flink_agents_ltm.runtime.callback_profile import CallbackProfile
 from flink_agents_ltm.runtime.durable import describe
 from flink_agents_ltm.runtime.event_log import open_event_log
 from flink_agents_ltm.runtime.keyed_runs import (
@@ -96,6 +98,11 @@ class AgentOperator(KeyedProcessFunction):
         self._subtask = subtask_index(runtime_context)
         if mode == "process":
             watch_task_manager()
+        # Process mode fires poll timers late (after the bundle that registered them): after
+        # each callback the operator resumes the parked keys whose calls are done, each under
+        # its own key (KeyedRunEngine.resume_ready). None in thread mode: timers are on time.
+        self._key_switch = state_key_switch(runtime_context)
+        self._profile = CallbackProfile.from_env(self._subtask)
         self._resources = ResourceProvider(self._agent, self._check, self._extra_resources)
         self._resources.open()
         timeout_s = config.get(AgentsOptions.ASYNC_TIMEOUT_MS) / 1000
@@ -164,6 +171,8 @@ class AgentOperator(KeyedProcessFunction):
         self._engine = None
         still_running = engine.close(CLOSE_GRACE_S)
         self._metrics.publish()
+        if self._profile is not None:
+            self._profile.dump()
         if still_running:
             log.warning(
                 "agent %s on subtask %d closes with %d durable call(s) still running after "
@@ -178,8 +187,8 @@ class AgentOperator(KeyedProcessFunction):
     # ------------------------------------------------------------------ Flink callbacks
 
     def process_element(self, value, ctx):
-        yield from self._callback(lambda engine: engine.process_input(
-            ctx.get_current_key(), value, ctx.timer_service()))
+        yield from self._callback(ctx, lambda engine, timers: engine.process_input(
+            ctx.get_current_key(), value, timers))
 
     def on_timer(self, timestamp, ctx):
         if self._engine is None:
@@ -190,16 +199,27 @@ class AgentOperator(KeyedProcessFunction):
                       timestamp)
             return
         event_time = ctx.time_domain() == TimeDomain.EVENT_TIME
-        yield from self._callback(lambda engine: engine.on_timer(
-            ctx.get_current_key(), timestamp, event_time, ctx.timer_service()))
+        yield from self._callback(ctx, lambda engine, timers: engine.on_timer(
+            ctx.get_current_key(), timestamp, event_time, timers))
 
-    def _callback(self, call: Callable[[KeyedRunEngine], list[Any]]) -> list[Any]:
+    def _callback(self, ctx: Any, call: Callable[[KeyedRunEngine, Any], list[Any]]
+                  ) -> list[Any]:
+        if self._profile is not None:
+            return self._profile.run(lambda: self._run_callback(ctx, call))
+        return self._run_callback(ctx, call)
+
+    def _run_callback(self, ctx: Any, call: Callable[[KeyedRunEngine, Any], list[Any]]
+                      ) -> list[Any]:
         engine = self._engine
         assert engine is not None, "the operator is not open"
         self._check.rebind()  # Flink calls us on the mailbox thread, whichever it is
         check_task_manager()  # a process-mode worker whose TaskManager died: write nothing
         try:
-            return call(engine)
+            timers = ctx.timer_service()
+            outputs = call(engine, timers)
+            if self._key_switch is not None and engine.has_parked_keys:
+                outputs.extend(self._resume_ready(engine, timers))
+            return outputs
         except TaskCancelledError as error:
             log.info("agent %s on subtask %d: %s", self._name, self._subtask, error)
             raise
@@ -214,6 +234,23 @@ class AgentOperator(KeyedProcessFunction):
             engine.refresh_gauges()
             self._metrics.publish()
             self._progress.tick()
+
+    def _resume_ready(self, engine: KeyedRunEngine, timers: Any) -> list[Any]:
+        """The parked keys whose calls are done go on now, each under its own key (the
+        timer service follows the current key); the callback's own key is set back after.
+        Outputs are not keyed: they go out through this callback's collector."""
+        switch = self._key_switch
+        assert switch is not None
+        own = switch.current()
+
+        def enter(key: Any) -> Any:
+            switch.enter(key)
+            return timers
+
+        try:
+            return engine.resume_ready(enter)
+        finally:
+            switch.restore(own)
 
     # ------------------------------------------------------------------ wiring
 

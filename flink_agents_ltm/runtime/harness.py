@@ -343,12 +343,16 @@ class AgentHarness:
                  resources: dict[str, tuple[ResourceType, Any]] | None = None,
                  sync: bool = False, run_on_wait: bool = False,
                  snapshot: Snapshot | None = None, clock: ManualClock | None = None,
-                 submission: JobSubmission | None = None, first_attempt: bool | None = None):
+                 submission: JobSubmission | None = None, first_attempt: bool | None = None,
+                 resume_ready: bool = False):
         """``submission``: the run of the job this harness is (a new one by default; the
         snapshot's with ``snapshot``); ``first_attempt``: the operator opens in the job's
         first attempt (by default: without a snapshot; a JobManager failover is a first
-        attempt on a snapshot)."""
+        attempt on a snapshot); ``resume_ready``: after every callback, the parked keys
+        whose calls are done go on, each under its own key, as the operator does in process
+        mode (:meth:`KeyedRunEngine.resume_ready`)."""
         self.agent = agent
+        self.resume_ready = resume_ready
         self.submission = submission or (snapshot.submission if snapshot else None) \
             or JobSubmission.new()
         self.key_selector = key_selector
@@ -528,10 +532,17 @@ class AgentHarness:
         self._backend.current_key = key
         try:
             emitted = call(_TimerService(self, key))
+            if self.resume_ready:
+                emitted.extend(self.engine.resume_ready(self._enter))
         finally:
+            self._backend.current_key = key
             self.engine.refresh_gauges()
         self.outputs.extend(emitted)
         return emitted
+
+    def _enter(self, key: Any) -> _TimerService:
+        self._backend.current_key = key
+        return _TimerService(self, key)
 
     def _fire(self, timer: Timer) -> list[Any]:
         del self._timers[(timer.key, timer.timestamp, timer.event_time)]

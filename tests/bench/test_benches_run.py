@@ -27,6 +27,8 @@ BENCHES: dict[str, tuple[list[str], str]] = {
     "recovery_time": (["--modes", "thread"], "all tasks running"),
     "state_per_key": (["--keys", "6", "--baseline-keys", "3", "--agents", "note-taking"],
                       "bytes per key"),
+    "runtime_per_event": (["--events", "128", "--durable-events", "64", "--modes", "thread",
+                           "process", "--parallelism", "1", "--json", JSON], "trivial/plain"),
     "durable_async_throughput": (["--keys", "2", "--events-per-key", "2", "--json", JSON],
                                  "parking ev/s"),
     "action_state_store": (["--keys", "2", "--events-per-key", "2", "--rounds", "1",
@@ -153,7 +155,7 @@ def bench_runs(request, pgvector_session, tmp_path_factory):
 
 
 # The benches that run Flink jobs carry the suite's ``cluster`` mark (-m "not cluster" skips).
-FLINK_JOBS = {"recovery_time", "state_per_key", "durable_async_throughput",
+FLINK_JOBS = {"recovery_time", "state_per_key", "durable_async_throughput", "runtime_per_event",
               "java_agent_throughput"}
 
 
