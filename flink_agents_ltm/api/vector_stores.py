@@ -46,6 +46,7 @@ import numpy as np
 
 from flink_agents_ltm.api.arguments import check_ids, check_json, check_limit
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.filters import MetadataFilter, parse_filter
 from flink_agents_ltm.api.resources import Resource, ResourceLookup, ResourceType
 
@@ -64,19 +65,19 @@ __all__ = [
 ]
 
 
-class DimensionMismatchError(ValueError):
+class DimensionMismatchError(FlinkAgentsLtmError, ValueError):
     """A vector (or a stored collection) does not have the store's dimension."""
 
 
-class DuplicateDocumentError(ValueError):
+class DuplicateDocumentError(FlinkAgentsLtmError, ValueError):
     """``add`` was given an id that is already stored (or twice in one call)."""
 
 
-class DocumentNotFoundError(LookupError):
+class DocumentNotFoundError(FlinkAgentsLtmError, LookupError):
     """``update`` was given an id that is not stored."""
 
 
-class CollectionNotFoundError(LookupError):
+class CollectionNotFoundError(FlinkAgentsLtmError, LookupError):
     """The collection does not exist in the store."""
 
 

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.event_log import (
     EVENT_LOGGER,
     LEVELS,
@@ -53,7 +54,7 @@ _NO_RESULT = object()
 _MAX_DEPTH = 8
 
 
-class EventLogError(RuntimeError):
+class EventLogError(FlinkAgentsLtmError, RuntimeError):
     """The event log file cannot be written (its path named, never a record)."""
 
 

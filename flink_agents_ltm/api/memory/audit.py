@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.jsonl_file import JsonLinesFile
 
 #: Operations a record can name.
@@ -37,7 +38,7 @@ READS = frozenset({"get", "search"})
 FILE_NAME = "memory-audit.jsonl"
 
 
-class AuditLogError(RuntimeError):
+class AuditLogError(FlinkAgentsLtmError, RuntimeError):
     """The audit log cannot be written or read (its file named, never its content)."""
 
 

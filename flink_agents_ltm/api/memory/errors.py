@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.redaction import MaskedError
 
 __all__ = [
@@ -14,7 +15,7 @@ __all__ = [
 ]
 
 
-class UnboundMemorySetError(ValueError):
+class UnboundMemorySetError(FlinkAgentsLtmError, ValueError):
     """The memory set carries no partition key (it was never bound to an action).
 
     Mem0 drops a missing ``agent_id`` from its filters, which would widen the
@@ -22,7 +23,7 @@ class UnboundMemorySetError(ValueError):
     """
 
 
-class EmptyPartitionKeyError(ValueError):
+class EmptyPartitionKeyError(FlinkAgentsLtmError, ValueError):
     """The partition key is the empty (or whitespace-only) string.
 
     ``""`` is a legal Flink key, but Mem0 cannot isolate it: an empty
@@ -30,7 +31,7 @@ class EmptyPartitionKeyError(ValueError):
     """
 
 
-class MailboxThreadError(RuntimeError):
+class MailboxThreadError(FlinkAgentsLtmError, RuntimeError):
     """A mailbox-only operation was called from another thread."""
 
 

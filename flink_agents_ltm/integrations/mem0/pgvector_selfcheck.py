@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+
 __all__ = ["DEFAULT_ROWS", "PgvectorSelfCheckError", "check_pgvector", "cpu_summary",
            "crash_cause", "steps"]
 
@@ -34,7 +36,7 @@ PROBE_ID = "00000000-0000-0000-0000-00000000c0de"
 SCOPE = ("selfcheck-job", "key-3", "selfcheck-set")
 
 
-class PgvectorSelfCheckError(RuntimeError):
+class PgvectorSelfCheckError(FlinkAgentsLtmError, RuntimeError):
     """The pgvector self-check failed; the message (one line) names the cause."""
 
 
