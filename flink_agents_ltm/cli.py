@@ -77,9 +77,8 @@ from flink_agents_ltm import trace as tracing
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.event_log import configured_file
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
-from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
+from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions, LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.mem0.environment import default_home
 

@@ -9,7 +9,8 @@ unbound set.
 
 from __future__ import annotations
 
-from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MemorySet
+from flink_agents_ltm.api.memory.items import MemorySet
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
 
 
 def to_python_memory_set(
