@@ -77,7 +77,7 @@ def test_the_mem0_options_are_one_group_the_mem0_memory_reads_and_the_flat_names
 
 
 @pytest.mark.parametrize("name, home", [
-    ("MemorySet", "items"), ("MemorySetItem", "items"), ("MemoryScope", "items"),
+    ("MemorySetItem", "items"), ("MemoryScope", "items"),
     ("NewItem", "items"), ("SweptItem", "items"), ("Ttl", "items"),
     ("ITEM_ID_NAMESPACE", "item_ids"), ("RESERVED_METADATA", "validation"),
     ("MemoryLimits", "validation"), ("check_name", "validation"),
@@ -98,7 +98,7 @@ def test_the_contract_module_still_exports_what_moved_out_of_it(name, home):
 def test_a_memory_set_pickled_by_an_earlier_build_still_loads_unbound():
     import pickle
 
-    from flink_agents_ltm.api.memory.items import MemorySet
+    from flink_agents_ltm.api.memory.long_term_memory import MemorySet
 
     # What pickle.dumps(memory_set, 0) wrote before the value types left long_term_memory.
     earlier = (b"cflink_agents_ltm.api.memory.long_term_memory\n_restore_memory_set\np0\n"
@@ -106,6 +106,18 @@ def test_a_memory_set_pickled_by_an_earlier_build_still_loads_unbound():
     restored = pickle.loads(earlier)
     assert isinstance(restored, MemorySet)
     assert (restored.name, restored.partition_key, restored.ltm) == ("notes", None, None)
+
+
+@pytest.mark.parametrize("operation", ["add", "get", "search", "update", "delete"])
+def test_a_memory_set_operation_keeps_the_durable_call_name_that_state_has_recorded(operation):
+    """``ctx.durable_execute_async(memory_set.add, ...)`` is recorded under the method's
+    qualified name; a restored job replays only a call of the same name, so MemorySet's
+    methods keep the names of the build that wrote the state."""
+    from flink_agents_ltm.api.memory.long_term_memory import MemorySet
+    from flink_agents_ltm.runtime.durable import call_name
+
+    bound = getattr(MemorySet(name="notes"), operation)
+    assert call_name(bound) == f"flink_agents_ltm.api.memory.long_term_memory.MemorySet.{operation}"
 
 
 def test_the_memory_base_class_is_small_and_no_module_of_the_memory_api_is_large():

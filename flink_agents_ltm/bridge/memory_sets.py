@@ -9,8 +9,7 @@ unbound set.
 
 from __future__ import annotations
 
-from flink_agents_ltm.api.memory.items import MemorySet
-from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MemorySet
 
 
 def to_python_memory_set(

@@ -8,8 +8,8 @@ from flink_agents_ltm.api.memory.errors import (
     MailboxThreadError,
     UnboundMemorySetError,
 )
-from flink_agents_ltm.api.memory.items import MemorySet, MemorySetItem
-from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
+from flink_agents_ltm.api.memory.items import MemorySetItem
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MemorySet
 from flink_agents_ltm.api.memory.observation import MemoryObservation, MemoryOp
 
 if TYPE_CHECKING:  # its home is api.options, which imports this package: read on first use

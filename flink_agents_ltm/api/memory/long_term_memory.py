@@ -26,6 +26,8 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from flink_agents_ltm.api.arguments import check_ids, check_limit
 from flink_agents_ltm.api.memory.audit import record_erasure, record_expired, record_operation
 from flink_agents_ltm.api.memory.core import LongTermMemoryCore
@@ -49,16 +51,7 @@ from flink_agents_ltm.api.memory.expiry import (
     with_visibility,
 )
 from flink_agents_ltm.api.memory.item_ids import ITEM_ID_NAMESPACE, ItemIds, well_formed
-from flink_agents_ltm.api.memory.items import (
-    MemoryScope,
-    MemorySet,
-    MemorySetItem,
-    MemorySetOwner,
-    NewItem,
-    SweptItem,
-    Ttl,
-    _restore_memory_set,  # noqa: F401 - MemorySets pickled by earlier builds name it here
-)
+from flink_agents_ltm.api.memory.items import MemoryScope, MemorySetItem, NewItem, SweptItem, Ttl
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
 from flink_agents_ltm.api.memory.observation import (
     ActionMemoryOutcome,
@@ -125,7 +118,89 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-class BaseLongTermMemory(MemorySettings, LongTermMemoryCore, MemorySetOwner):
+class MemorySet(BaseModel):
+    """A named collection of memory items, bound to the action that obtained it.
+
+    Only ``name`` is serialized (pickle, ``model_dump``, JSON): the binding
+    (``partition_key``, ``observation_id``, ``observation_suppressed``) and the
+    back-reference to the long-term memory belong to one action, so a set
+    restored from bytes is unbound and refuses every operation.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    partition_key: str | None = Field(default=None, exclude=True)
+    observation_id: str | None = Field(default=None, exclude=True)
+    observation_suppressed: bool = Field(default=False, exclude=True)
+    ltm: Any = Field(default=None, exclude=True, repr=False)
+
+    def add(
+        self,
+        memory_items: str | Sequence[str],
+        metadatas: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        *,
+        ttl: Ttl | Any = DEFAULT_TTL,
+    ) -> list[str]:
+        """Store items in this set; returns their ids. Any thread. ``ttl``: seconds (or a
+        timedelta) the items live; left out, the memory's default (``long-term-memory.ttl``);
+        ``None``, forever."""
+        return self._memory("add").add(self, memory_items, metadatas, ttl=ttl)
+
+    def get(
+        self,
+        ids: str | Sequence[str] | None = None,
+        filters: Mapping[str, Any] | None = None,
+        limit: int = 100,
+    ) -> list[MemorySetItem]:
+        """Items of this set by id (ids outside the set are not found), or all of them."""
+        return self._memory("get").get(self, ids=ids, filters=filters, limit=limit)
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[MemorySetItem]:
+        """The items of this set most similar to ``query``, best first. Any thread."""
+        return self._memory("search").search(self, query, limit=limit, filters=filters, **kwargs)
+
+    def update(self, item_id: str, value: str,
+               metadata: Mapping[str, Any] | None = None, *,
+               ttl: Ttl | Any = DEFAULT_TTL) -> bool:
+        """Replace the text of item ``item_id`` of this set in place (same id, new embedding);
+        ``metadata`` None keeps the item's metadata, a dict replaces it whole. ``ttl``:
+        seconds from now the item lives (``None``: forever); left out, the default ttl if
+        one is configured, else the item keeps its expiry. Returns False, changing
+        nothing, when the id is not an item of this set (or it expired). Any thread."""
+        return self._memory("update").update(self, item_id, value, metadata, ttl=ttl)
+
+    def delete(self, ids: str | Sequence[str] | None = None) -> list[str]:
+        """Delete items of this set by id, or all of them; returns the ids deleted."""
+        return self._memory("delete").delete(self, ids=ids)
+
+    def _memory(self, operation: str) -> BaseLongTermMemory:
+        if not isinstance(self.ltm, BaseLongTermMemory):
+            raise UnboundMemorySetError(unbound_message(operation, self.name))
+        return self.ltm
+
+    def __reduce__(self) -> tuple[Callable[[str], MemorySet], tuple[str]]:
+        """Pickle carries only the name."""
+        return (_restore_memory_set, (self.name,))
+
+    def __copy__(self) -> MemorySet:
+        return self  # frozen: a copy is the same binding
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> MemorySet:
+        return self  # deep-copying the LTM back-reference would copy a whole store
+
+
+def _restore_memory_set(name: str) -> MemorySet:
+    return MemorySet(name=name)
+
+
+class BaseLongTermMemory(MemorySettings, LongTermMemoryCore):
     """The long-term memory of one operator, shared by all of its keys: a template.
 
     The public methods are the whole contract and enforce it for every
