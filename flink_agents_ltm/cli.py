@@ -75,10 +75,10 @@ from flink_agents_ltm import __version__
 from flink_agents_ltm import doctor as checks
 from flink_agents_ltm import trace as tracing
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.event_log import configured_file
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
-from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
+from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions, LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.mem0.environment import default_home
 
@@ -93,7 +93,7 @@ DEFAULT_EMBEDDING_DIMS = 384  # the default model's (all-MiniLM-L6-v2)
 log = logging.getLogger(__name__)
 
 
-class UsageError(Exception):
+class UsageError(FlinkAgentsLtmError):
     """Bad arguments or configuration: exit 2, like argparse."""
 
 

@@ -34,7 +34,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.options import LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.flink_compat import flink_python_jar, unsupported_reason
 from flink_agents_ltm.integrations.extras import (

@@ -31,15 +31,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.api.errors import UnsupportedFlinkVersionError  # re-exported
+
 DISTRIBUTION = "apache-flink"
 #: (major, minor) lines the package runs on; the last is the default.
 SUPPORTED_LINES: tuple[tuple[int, int], ...] = ((1, 20), (2, 0), (2, 1), (2, 2), (2, 3))
 DEFAULT_VERSION = "2.3.0"
 SUPPORTED_TEXT = "1.20.x, 2.0.x, 2.1.x, 2.2.x or 2.3.x"
-
-
-class UnsupportedFlinkVersionError(RuntimeError):
-    """The installed apache-flink is not one of :data:`SUPPORTED_LINES` (or is missing)."""
 
 
 def installed_version() -> str | None:

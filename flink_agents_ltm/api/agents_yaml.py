@@ -44,6 +44,7 @@ from flink_agents_ltm.api.configuration import (
     did_you_mean,
     unknown_key_message,
 )
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.rerankers import BaseReranker
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 
@@ -79,7 +80,7 @@ _BASES: dict[ResourceType, type] = {
 }
 
 
-class AgentsYamlError(ValueError):
+class AgentsYamlError(FlinkAgentsLtmError, ValueError):
     """The YAML file is malformed; the message names the file and the entry."""
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.tools import Tool, ToolCallError, ToolContext, tool
 
 __all__ = [
@@ -112,7 +113,7 @@ class ChatMessage:
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
 
 
-class ModelProviderError(RuntimeError):
+class ModelProviderError(FlinkAgentsLtmError, RuntimeError):
     """A model provider failed or answered something unusable; the message names the
     provider, the URL and the HTTP status when there was one."""
 
@@ -123,7 +124,7 @@ class ModelProviderError(RuntimeError):
         self.status = status
 
 
-class ChatTurnsExceededError(RuntimeError):
+class ChatTurnsExceededError(FlinkAgentsLtmError, RuntimeError):
     """``ctx.chat`` reached ``max_turns`` model calls and the model still asked for tools."""
 
 

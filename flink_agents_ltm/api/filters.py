@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeAlias
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.text import check_text
 
 __all__ = [
@@ -71,7 +72,7 @@ __all__ = [
 Scalar: TypeAlias = str | int | float | bool
 
 
-class FilterError(ValueError):
+class FilterError(FlinkAgentsLtmError, ValueError):
     """A filter that is not in the filter language; the message says where and why."""
 
 

@@ -44,6 +44,7 @@ from typing import Any
 
 from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.redaction import redact_text
 
 __all__ = ["COLLECT_RESTORE_ERROR", "VERBOSE_VARIABLE", "CollectFromSavepointWarning",
@@ -137,7 +138,7 @@ def _last_python_exception(text: str) -> JobError | None:
     return found
 
 
-class JobFailedError(Py4JJavaError):  # type: ignore[misc]
+class JobFailedError(FlinkAgentsLtmError, Py4JJavaError):  # type: ignore[misc]
     """A job failed. ``str()`` is one line: the error it failed with (``error_type``'s
     short name and ``message``); ``trace`` is the full trace and ``trace_file`` where it
     was written. Chained to PyFlink's original ``Py4JJavaError`` (``__cause__``)."""

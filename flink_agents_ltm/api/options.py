@@ -1,7 +1,7 @@
 """Every option of an agent job, in one module: :class:`AgentsOptions` (the agent runtime's)
-and :class:`~flink_agents_ltm.api.memory.long_term_memory.LongTermMemoryOptions` (long-term
-memory's, declared next to the memory and re-exported here), and
-:class:`AgentsConfiguration`, which holds values for both. The runtime and the harness read
+and :class:`LongTermMemoryOptions` (long-term memory's, with its Mem0 group; still found at
+its old home, ``api.memory.long_term_memory``), and :class:`AgentsConfiguration`, which
+holds values for both. The runtime and the harness read
 their settings from here; ``api.execution_environment`` re-exports the names it always
 exported.
 
@@ -12,7 +12,9 @@ the job is observed, ignored with a warning (``docs/coming-from-flink-agents.md`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from flink_agents_ltm.api.configuration import (
@@ -24,7 +26,17 @@ from flink_agents_ltm.api.configuration import (
     enum_name,
 )
 from flink_agents_ltm.api.event_log import SINKS, parse_level, parse_levels
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.memory.audit import FILE_NAME as AUDIT_FILE_NAME
+from flink_agents_ltm.api.memory.audit import MemoryAuditLog
+from flink_agents_ltm.api.memory.expiry import Retention
+from flink_agents_ltm.api.memory.settings import RERANK_CANDIDATES, RERANKER_OPTION
+from flink_agents_ltm.api.memory.validation import (
+    ITEM_OPTION,
+    METADATA_OPTION,
+    NAME_OPTION,
+    QUERY_OPTION,
+    MemoryLimits,
+)
 
 __all__ = ["UPSTREAM_KEYS", "AgentsConfiguration", "AgentsOptions", "LongTermMemoryOptions",
            "long_term_memory_configuration"]
@@ -168,6 +180,201 @@ class AgentsOptions:
     @classmethod
     def all(cls) -> tuple[ConfigOption[Any], ...]:
         return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
+
+
+_LIMITS = MemoryLimits()
+
+
+class LongTermMemoryOptions:
+    """Configuration of long-term memory, set through the agents' configuration.
+
+    The options every long-term memory reads (limits, ttl, audit log, reranker, the vector
+    store and base folder the runtime reads too), and :class:`LongTermMemoryOptions.Mem0`,
+    the ones only Mem0 reads. ``LongTermMemoryOptions.Mem0.CHAT_MODEL_SETUP`` (and
+    ``EMBEDDING_MODEL_SETUP``, ``VECTOR_STORE``), Apache Flink Agents' names, are the same
+    options as ``LongTermMemoryOptions.CHAT_MODEL_SETUP`` and so on; its keys
+    (``long-term-memory.mem0.*``) are aliases of ours (:data:`UPSTREAM_KEYS`)."""
+
+    class Mem0:
+        """The options only the Mem0 long-term memory reads
+        (:mod:`flink_agents_ltm.integrations.mem0`, as ``Mem0Options``), under Apache Flink
+        Agents' names (``LongTermMemoryOptions.Mem0.CHAT_MODEL_SETUP``...). Declared here, in
+        the api, because a job's configuration knows and checks every key before any
+        integration is loaded (and the api imports no integration); the flat names
+        (``LongTermMemoryOptions.INFER``...) are the same objects. ``VECTOR_STORE`` is
+        the neutral option of that name (the runtime reads it too), set after the class."""
+
+        CHAT_MODEL_SETUP: ConfigOption[str | None] = ConfigOption(
+            "long-term-memory.chat-model-setup",
+            str,
+            None,
+            "Name of a declared chat model setup that Mem0 uses to extract memories. "
+            "Unset: items are stored as given (Mem0 infer=False).",
+        )
+        EMBEDDING_MODEL_SETUP: ConfigOption[str | None] = ConfigOption(
+            "long-term-memory.embedding-model-setup",
+            str,
+            None,
+            "Name of a declared embedding model setup. Unset: the local all-MiniLM-L6-v2 "
+            "model shipped with the package (384 dimensions, offline).",
+        )
+        INFER: ConfigOption[bool | None] = ConfigOption(
+            "long-term-memory.infer",
+            bool,
+            None,
+            "Let Mem0's LLM extract memories from added items. Unset: on when a chat model is "
+            "configured, off otherwise.",
+        )
+        SEARCH_THRESHOLD = ConfigOption(
+            "long-term-memory.search-threshold",
+            float,
+            0.0,
+            "Lowest similarity a search hit may have (Mem0's threshold); per call: "
+            "search(..., threshold=x).",
+        )
+        VECTOR_STORE: ClassVar[ConfigOption[dict[str, Any] | str | None]]
+
+    CHAT_MODEL_SETUP = Mem0.CHAT_MODEL_SETUP
+    EMBEDDING_MODEL_SETUP = Mem0.EMBEDDING_MODEL_SETUP
+    VECTOR_STORE: ConfigOption[dict[str, Any] | str | None] = ConfigOption(
+        "long-term-memory.vector-store",
+        (dict, str),
+        None,
+        'A Mem0 vector store given inline ({"provider": ..., "config": {...}}) or the '
+        "name of a declared vector store. Unset: the embedded store, one SQLite file per job "
+        "shared by the processes of one machine (use a server store such as pgvector for "
+        "several TaskManagers).",
+    )
+    BASE_DIR: ConfigOption[str | None] = ConfigOption(
+        "long-term-memory.embedded.base-dir",
+        str,
+        None,
+        "Folder holding one private sub-folder per job for the embedded store. "
+        "Unset: $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm.",
+    )
+    INFER = Mem0.INFER
+    MAX_ITEM_LENGTH = ConfigOption(
+        ITEM_OPTION, int, _LIMITS.max_item_length,
+        "Largest item, in characters, that add() accepts.")
+    MAX_QUERY_LENGTH = ConfigOption(
+        QUERY_OPTION, int, _LIMITS.max_query_length,
+        "Longest search query, in characters.")
+    MAX_NAME_LENGTH = ConfigOption(
+        NAME_OPTION, int, _LIMITS.max_name_length,
+        "Longest job id, partition key (as text) or memory set name, in characters.")
+    MAX_METADATA_LENGTH = ConfigOption(
+        METADATA_OPTION, int, _LIMITS.max_metadata_length,
+        "Largest metadata of one item, in characters of its JSON text.")
+    SEARCH_THRESHOLD = Mem0.SEARCH_THRESHOLD
+
+    AUDIT_LOG: ConfigOption[bool] = ConfigOption(
+        "long-term-memory.audit-log.enabled",
+        bool,
+        False,
+        "Append a record of every memory write and erasure (operation, job, key, set, item "
+        "ids, observation id, time; never a value, query or metadata) to a private JSON-lines "
+        "file shared by the jobs of one machine.",
+    )
+    AUDIT_LOG_FILE: ConfigOption[str | None] = ConfigOption(
+        "long-term-memory.audit-log.file",
+        str,
+        None,
+        "The audit log's file. Unset: audit/memory-audit.jsonl under the embedded base-dir, "
+        "else $FLINK_AGENTS_LTM_HOME, else ~/.flink-agents-ltm.",
+    )
+    AUDIT_READS: ConfigOption[bool] = ConfigOption(
+        "long-term-memory.audit-log.reads",
+        bool,
+        False,
+        "Also record gets and searches (the ids they returned) in the audit log.",
+    )
+
+    TTL: ConfigOption[float | None] = ConfigOption(
+        "long-term-memory.ttl",
+        float,
+        None,
+        "Seconds an item lives when add() or update() names no ttl (expired items are never "
+        "read and are deleted by a sweep). Unset: items live until deleted.",
+    )
+    TTL_REFRESH_ON_READ: ConfigOption[bool] = ConfigOption(
+        "long-term-memory.ttl.refresh-on-read",
+        bool,
+        False,
+        "A get or search that returns an item with a ttl extends its expiry to now plus "
+        "that ttl (LangGraph's refresh_on_read).",
+    )
+
+    @classmethod
+    def retention(cls, config: Configuration) -> Retention:
+        """The default ttl and refresh-on-read ``config`` sets."""
+        return Retention(default_ttl=config.get(cls.TTL),
+                         refresh_on_read=bool(config.get(cls.TTL_REFRESH_ON_READ)))
+
+    RERANKER: ConfigOption[str | None] = ConfigOption(
+        RERANKER_OPTION,
+        str,
+        None,
+        "Name of a declared reranker (@reranker_setup) that orders the candidates of "
+        "search(..., rerank=True). Unset: rerank=True is refused.",
+    )
+    RERANK_CANDIDATES: ConfigOption[int] = ConfigOption(
+        "long-term-memory.rerank-candidates",
+        int,
+        RERANK_CANDIDATES,
+        "How many candidates per result a reranked search fetches from the store "
+        "(search(..., limit=k, rerank=True) reranks k times this many).",
+    )
+
+    @classmethod
+    def reranking(cls, config: Configuration | Mapping[str, Any] | None
+                  ) -> tuple[str | None, int]:
+        """The declared reranker ``config`` names (``None``: none) and the candidates per
+        result."""
+        if config is None:
+            return None, RERANK_CANDIDATES
+        if not isinstance(config, Configuration):
+            wanted = (cls.RERANKER, cls.RERANK_CANDIDATES)
+            config = Configuration(wanted, {o.key: config[o.key] for o in wanted
+                                            if config.get(o.key) is not None})
+        return config.get(cls.RERANKER), config.get(cls.RERANK_CANDIDATES)
+
+    @classmethod
+    def audit_log(cls, config: Configuration | Mapping[str, Any] | None
+                  ) -> MemoryAuditLog | None:
+        """The audit log ``config`` (a configuration or a mapping of option keys) asks
+        for, or ``None`` when it asks for none."""
+        if config is None:
+            return None
+        if not isinstance(config, Configuration):
+            wanted = (cls.AUDIT_LOG, cls.AUDIT_LOG_FILE, cls.AUDIT_READS, cls.BASE_DIR)
+            config = Configuration(wanted, {o.key: config[o.key] for o in wanted
+                                            if config.get(o.key) is not None})
+        if not config.get(cls.AUDIT_LOG):
+            return None
+        file = config.get(cls.AUDIT_LOG_FILE)
+        if not file:
+            home = (config.get(cls.BASE_DIR) or os.environ.get("FLINK_AGENTS_LTM_HOME")
+                    or "~/.flink-agents-ltm")
+            file = str(Path(home).expanduser() / "audit" / AUDIT_FILE_NAME)
+        return MemoryAuditLog(file, reads=bool(config.get(cls.AUDIT_READS)))
+
+    @classmethod
+    def all(cls) -> tuple[ConfigOption[Any], ...]:
+        return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
+
+    @classmethod
+    def limits(cls, config: Configuration) -> MemoryLimits:
+        """The size limits ``config`` sets (defaults where it sets none)."""
+        return MemoryLimits(
+            max_item_length=config.get(cls.MAX_ITEM_LENGTH),
+            max_query_length=config.get(cls.MAX_QUERY_LENGTH),
+            max_name_length=config.get(cls.MAX_NAME_LENGTH),
+            max_metadata_length=config.get(cls.MAX_METADATA_LENGTH),
+        )
+
+
+
+LongTermMemoryOptions.Mem0.VECTOR_STORE = LongTermMemoryOptions.VECTOR_STORE
 
 
 def _error_handling(value: str) -> str:

@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any, cast
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+
 __all__ = ["MASK", "MASKED_LOGGERS", "MaskedError", "MaskingFilter", "chainable",
            "is_secret_key", "mask_logger", "mask_logs", "redact", "redact_text"]
 
@@ -170,7 +172,7 @@ def chainable(error: BaseException) -> BaseException | None:
     return error
 
 
-class MaskedError(Exception):
+class MaskedError(FlinkAgentsLtmError):
     """Mixed into an error class (first base): its text arguments are masked when the error
     is built, so no code path can raise it with a credential in its message."""
 

@@ -24,10 +24,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+
 __all__ = ["BaseReranker", "RerankerError"]
 
 
-class RerankerError(RuntimeError):
+class RerankerError(FlinkAgentsLtmError, RuntimeError):
     """A reranker could not score the candidates; the message says why."""
 
 

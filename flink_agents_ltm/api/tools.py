@@ -39,6 +39,7 @@ from pydantic.errors import PydanticUserError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.runner_context import MemoryObject
 
 __all__ = ["CONTEXT_PARAMETER", "Tool", "ToolCallError", "ToolContext", "tool"]
@@ -46,7 +47,7 @@ __all__ = ["CONTEXT_PARAMETER", "Tool", "ToolCallError", "ToolContext", "tool"]
 CONTEXT_PARAMETER = "ctx"
 
 
-class ToolCallError(RuntimeError):
+class ToolCallError(FlinkAgentsLtmError, RuntimeError):
     """A tool raised while ``ctx.chat`` ran it; the cause is chained."""
 
 

@@ -29,13 +29,13 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flink_agents_ltm.api.memory.long_term_memory import (
+from flink_agents_ltm.api.memory.errors import (
     EmptyPartitionKeyError,
     LongTermMemoryError,
     MailboxThreadError,
-    MemorySetItem,
     UnboundMemorySetError,
 )
+from flink_agents_ltm.api.memory.items import MemorySetItem
 from flink_agents_ltm.api.memory.write_position import BODY, write_position
 from flink_agents_ltm.bridge.memory_sets import to_python_memory_set
 from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
@@ -211,7 +211,7 @@ def _from_java(config: Mapping[str, Any] | None) -> dict[str, Any] | None:
     and becomes a dict; any other string stays the name of a declared vector store.
     Malformed JSON raises ``ValueError`` naming the option.
     """
-    from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+    from flink_agents_ltm.api.options import LongTermMemoryOptions
 
     options = _plain(config)
     if not options:

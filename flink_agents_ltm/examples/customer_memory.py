@@ -28,7 +28,7 @@ from pyflink.datastream import StreamExecutionEnvironment
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent, OutputEvent
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.options import LongTermMemoryOptions
 
 JOB_ID = "customer-memory-demo"
 MEMORY_SET = "conversation"

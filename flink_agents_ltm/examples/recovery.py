@@ -32,7 +32,7 @@ from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent, OutputEvent
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.options import LongTermMemoryOptions
 
 CUSTOMERS = ("alice", "bob", "carol", "dave")
 MESSAGES_EACH = 10

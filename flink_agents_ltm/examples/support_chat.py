@@ -30,7 +30,7 @@ from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.chat_models import ChatMessage, MessageRole, ToolContext, tool
 from flink_agents_ltm.api.events import InputEvent, MemoryUpdateEvent, OutputEvent
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.api.options import LongTermMemoryOptions
 from flink_agents_ltm.api.resources import ResourceDescriptor, chat_model_setup
 from flink_agents_ltm.integrations.chat_models.scripted import ScriptedChatModelSetup
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+
 
 @dataclass(frozen=True)
 class Extra:
@@ -37,7 +39,7 @@ def extra_named(name: str) -> Extra:
     raise KeyError(f"no extra named {name!r}")
 
 
-class MissingExtraError(ImportError):
+class MissingExtraError(FlinkAgentsLtmError, ImportError):
     """An optional part is used but the packages of its extra are not installed."""
 
 

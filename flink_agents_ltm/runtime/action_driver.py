@@ -27,6 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from flink_agents_ltm.api.agent import Action
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.events import Event
 from flink_agents_ltm.runtime.action_state.journal import RESULT, STARTED, StepJournal
 from flink_agents_ltm.runtime.durable import (
@@ -58,7 +59,7 @@ AWAIT_RULE = ("actions run on Flink's mailbox thread, not in an asyncio event lo
               "inside a durable call; for calls side by side, let each key await its own.")
 
 
-class StepFailed(Exception):
+class StepFailed(FlinkAgentsLtmError):
     """Internal: the action raised (or misbehaved); ``error`` says how."""
 
     def __init__(self, error: BaseException):

@@ -24,6 +24,7 @@ from pyflink.datastream import KeyedProcessFunction, TimeDomain
 from pyflink.datastream.state import MapStateDescriptor, ValueStateDescriptor
 
 from flink_agents_ltm.api.agent import Agent
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError, KeySelectorError
 from flink_agents_ltm.api.memory.errors import LongTermMemoryError
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
@@ -69,10 +70,6 @@ __all__ = ["AgentActionError", "AgentOperator", "KeySelectorError", "build_agent
 log = logging.getLogger(__name__)
 
 CLOSE_GRACE_S = 10.0  # longest close() waits for durable calls still running
-
-
-class KeySelectorError(RuntimeError):
-    """The key selector given to ``from_datastream`` raised (or returned ``None``)."""
 
 
 class AgentOperator(KeyedProcessFunction):
@@ -156,7 +153,7 @@ class AgentOperator(KeyedProcessFunction):
         try:
             memory.get()
         except Exception as error:
-            if type(error).__module__.startswith("flink_agents_ltm."):
+            if isinstance(error, FlinkAgentsLtmError):
                 raise  # ours (MissingExtraError, LongTermMemoryError, ...): already clear
             raise LongTermMemoryError(
                 f"agent {self._name} on subtask {self._subtask}: the long-term memory "

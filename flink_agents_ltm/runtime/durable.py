@@ -18,24 +18,14 @@ from typing import Any
 
 import cloudpickle
 
-from flink_agents_ltm.api.errors import DurableCallTimeoutError  # noqa: F401 - re-exported
+from flink_agents_ltm.api.errors import (  # noqa: F401 - defined in api, re-exported here
+    DurableCallError,
+    DurableCallTimeoutError,
+    DurableResultNotSerializableError,
+    NonDeterministicReplayError,
+    UnsupportedAwaitableError,
+)
 from flink_agents_ltm.api.runner_context import CALL_AGAIN
-
-
-class DurableCallError(RuntimeError):
-    """A durable call raised; the cause is chained."""
-
-
-class DurableResultNotSerializableError(TypeError):
-    """A durable call returned a value that cannot be recorded in Flink state."""
-
-
-class NonDeterministicReplayError(RuntimeError):
-    """A replayed action made a durable call other than the one recorded at its index."""
-
-
-class UnsupportedAwaitableError(TypeError):
-    """An action awaited something that is not a durable call (``asyncio.sleep``, ...)."""
 
 
 def call_name(fn: Callable[..., Any]) -> str:

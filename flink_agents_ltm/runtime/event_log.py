@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.event_log import (
     EVENT_LOGGER,
     LEVELS,
@@ -41,8 +42,8 @@ from flink_agents_ltm.api.event_log import (
 from flink_agents_ltm.api.events import Event, InputEvent, OutputEvent
 from flink_agents_ltm.api.execution_environment import AgentsOptions
 from flink_agents_ltm.api.jsonl_file import JsonLinesFile
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.memory.observation import MemoryObservation
+from flink_agents_ltm.api.options import LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact, redact_text
 
 __all__ = ["NO_EVENT_LOG", "NO_STEP", "EventLog", "EventLogError", "StepTrace", "open_event_log"]
@@ -53,7 +54,7 @@ _NO_RESULT = object()
 _MAX_DEPTH = 8
 
 
-class EventLogError(RuntimeError):
+class EventLogError(FlinkAgentsLtmError, RuntimeError):
     """The event log file cannot be written (its path named, never a record)."""
 
 

@@ -34,6 +34,8 @@ import select
 import threading
 import time
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+
 log = logging.getLogger(__name__)
 
 _started = False
@@ -42,7 +44,7 @@ _guard: ParentGuard | None = None
 POLL_S = 0.05
 
 
-class ParentGoneError(RuntimeError):
+class ParentGoneError(FlinkAgentsLtmError, RuntimeError):
     """The process this one depends on (its TaskManager) is gone: nothing more may start."""
 
 

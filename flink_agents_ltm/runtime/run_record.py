@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.events import Event
 from flink_agents_ltm.runtime.incarnation import LEGACY
 
@@ -110,7 +111,7 @@ class RunRecord:
         return any(call.may_have_stored_items for call in self.calls)
 
 
-class StateFormatError(ValueError):
+class StateFormatError(FlinkAgentsLtmError, ValueError):
     """Keyed state in a format this build cannot read (written by a newer build)."""
 
 

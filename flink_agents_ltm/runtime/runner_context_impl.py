@@ -16,7 +16,8 @@ from typing import Any
 
 from flink_agents_ltm.api.chat_models import BaseChatModelSetup, ChatMessage, MessageRole
 from flink_agents_ltm.api.events import Event, MemoryEvent, OutputEvent
-from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, MailboxThreadError
+from flink_agents_ltm.api.memory.errors import MailboxThreadError
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
 from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.api.metric_group import MetricGroup
 from flink_agents_ltm.api.resources import ResourceType

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from flink_agents_ltm.api.errors import DurableCallsStuckError
+from flink_agents_ltm.api.errors import DurableCallsStuckError, FlinkAgentsLtmError
 from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.runtime.durable import DurableCall
 from flink_agents_ltm.runtime.protocols import CallHandle, Clock
@@ -43,7 +43,7 @@ from flink_agents_ltm.runtime.protocols import CallHandle, Clock
 WAIT_SLICE_S = 0.1  # the mailbox thread checks for a cancel this often while it waits
 
 
-class TaskCancelledError(RuntimeError):
+class TaskCancelledError(FlinkAgentsLtmError, RuntimeError):
     """The task was cancelled (or is closing) while the mailbox thread waited for calls."""
 
 

@@ -142,12 +142,13 @@ def test_secrets_never_show_in_a_descriptors_repr():
     descriptor = ResourceDescriptor(
         Model, api_key="sk-live-123", api_key_env="OPENAI_API_KEY", max_tokens=5,
         config={"password": "hunter22", "connection_string": "postgresql://u:pw-in-url@h/db",
-                "nested": [{"auth_token": "tok-9"}]})
+                "url": "postgresql://u:pw-in-url@h/db", "nested": [{"auth_token": "tok-9"}]})
     shown = repr(descriptor)
     for secret in ("sk-live-123", "hunter22", "pw-in-url", "tok-9"):
         assert secret not in shown
     assert "api_key_env='OPENAI_API_KEY'" in shown and "max_tokens=5" in shown
-    assert "postgresql://u:***@h/db" in shown
+    # a connection string is a secret key (the shared table); any other URL keeps its user
+    assert "'connection_string': '***'" in shown and "'url': 'postgresql://u:***@h/db'" in shown
 
 
 def test_bad_descriptors_are_refused_clearly():

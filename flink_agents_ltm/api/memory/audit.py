@@ -12,6 +12,11 @@ Several processes of one machine may append to the same file: each record is one
 ``write`` under an exclusive ``flock`` of the file, and an appender reopens the file when an
 erasure has replaced it, so no record is written into a file that is already gone
 (:class:`~flink_agents_ltm.api.jsonl_file.JsonLinesFile`).
+
+A long-term memory records through :func:`record_operation`, :func:`record_erasure` and
+:func:`record_expired`: a log that cannot be written fails the operation's caller with a
+:class:`~flink_agents_ltm.api.memory.errors.LongTermMemoryError` (the operation itself has
+happened).
 """
 
 from __future__ import annotations
@@ -21,12 +26,16 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.jsonl_file import JsonLinesFile
+from flink_agents_ltm.api.memory.errors import LongTermMemoryError
+from flink_agents_ltm.api.memory.items import MemoryScope, SweptItem
 
 #: Operations a record can name.
 OPERATIONS = ("add", "get", "search", "update", "delete", "delete_memory_set", "erase_key",
@@ -37,7 +46,7 @@ READS = frozenset({"get", "search"})
 FILE_NAME = "memory-audit.jsonl"
 
 
-class AuditLogError(RuntimeError):
+class AuditLogError(FlinkAgentsLtmError, RuntimeError):
     """The audit log cannot be written or read (its file named, never its content)."""
 
 
@@ -136,3 +145,40 @@ class MemoryAuditLog:
 
     def _locked(self, mode: int, append: bool = False) -> Any:
         return self._file.locked(mode, append)
+
+
+def record_operation(audit_log: MemoryAuditLog | None, operation: str, scope: MemoryScope,
+                     ids: Sequence[str]) -> None:
+    """Record an item operation of ``scope`` in ``audit_log`` (if any, and if it wants it)."""
+    if audit_log is not None and audit_log.wants(operation):
+        _audit_call(lambda: audit_log.record(operation, scope.job_id, scope.partition_key,
+                                             scope.set_name, ids, scope.observation_id))
+
+
+def record_erasure(audit_log: MemoryAuditLog | None, job_id: str, partition_key: str,
+                   count: int) -> None:
+    """Record that ``count`` items of ``partition_key`` were erased."""
+    if audit_log is not None:
+        _audit_call(lambda: audit_log.record("erase_key", job_id, partition_key, count=count))
+
+
+def record_expired(audit_log: MemoryAuditLog | None, job_id: str,
+                   swept: Sequence[SweptItem]) -> None:
+    """Record a sweep: one ``expire`` record per set it swept items of."""
+    if audit_log is None:
+        return
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for item in swept:
+        groups[(item.partition_key, item.set_name)].append(item.id)
+    for (key, set_name), ids in groups.items():
+        _audit_call(lambda k=key, n=set_name, i=ids: audit_log.record(  # type: ignore[misc]
+            "expire", job_id, k, n, i))
+
+
+def _audit_call(write: Callable[[], None]) -> None:
+    """Write an audit record; a log that cannot be written fails the operation's caller
+    with a :class:`LongTermMemoryError` (the store operation itself has happened)."""
+    try:
+        write()
+    except AuditLogError as error:
+        raise LongTermMemoryError(f"{error}; the operation itself was done") from None

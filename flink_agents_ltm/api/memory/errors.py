@@ -1,8 +1,13 @@
-"""The errors of long-term memory, and the two refusal messages Java repeats word for word."""
+"""The errors of long-term memory, the two refusal messages Java repeats word for word, and
+:func:`store_call`, which turns a store's failure into a :class:`LongTermMemoryError`."""
 
 from __future__ import annotations
 
-from flink_agents_ltm.api.redaction import MaskedError
+from collections.abc import Callable
+from typing import Any
+
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+from flink_agents_ltm.api.redaction import MaskedError, chainable
 
 __all__ = [
     "EmptyPartitionKeyError",
@@ -10,11 +15,12 @@ __all__ = [
     "MailboxThreadError",
     "UnboundMemorySetError",
     "empty_key_message",
+    "store_call",
     "unbound_message",
 ]
 
 
-class UnboundMemorySetError(ValueError):
+class UnboundMemorySetError(FlinkAgentsLtmError, ValueError):
     """The memory set carries no partition key (it was never bound to an action).
 
     Mem0 drops a missing ``agent_id`` from its filters, which would widen the
@@ -22,7 +28,7 @@ class UnboundMemorySetError(ValueError):
     """
 
 
-class EmptyPartitionKeyError(ValueError):
+class EmptyPartitionKeyError(FlinkAgentsLtmError, ValueError):
     """The partition key is the empty (or whitespace-only) string.
 
     ``""`` is a legal Flink key, but Mem0 cannot isolate it: an empty
@@ -30,7 +36,7 @@ class EmptyPartitionKeyError(ValueError):
     """
 
 
-class MailboxThreadError(RuntimeError):
+class MailboxThreadError(FlinkAgentsLtmError, RuntimeError):
     """A mailbox-only operation was called from another thread."""
 
 
@@ -61,3 +67,16 @@ def empty_key_message(operation: str, set_name: str | None) -> str:
         "available for it. Key the stream on a non-empty value, for example map empty keys to "
         "a placeholder in the key selector."
     )
+
+
+def store_call(what: str, core: Callable[[], Any]) -> Any:
+    """Run ``core``; a store failure becomes a :class:`LongTermMemoryError` saying ``what``
+    failed, with secrets masked (the failure is chained only if its text holds none)."""
+    try:
+        return core()
+    except LongTermMemoryError:
+        raise
+    except Exception as error:  # noqa: BLE001 - raised again as LongTermMemoryError
+        raise LongTermMemoryError(
+            f"{what} failed: {type(error).__name__}: {error}"
+        ) from chainable(error)

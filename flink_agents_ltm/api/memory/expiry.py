@@ -13,7 +13,8 @@ Callers cannot set either (they are reserved metadata keys); reads return the ex
 store, because the base class adds :func:`visible_at` to the filter of every read: the same
 filter language (:mod:`flink_agents_ltm.api.filters`) and the same path that caller filters
 take. Expiry is then made erasure by a sweep (``BaseLongTermMemory.sweep_expired``), which
-deletes expired rows for real, text included.
+deletes the rows :func:`expired_at` names for real, text included. What a read returns comes
+through :func:`read_back` (the expiry out of the metadata, refreshed on read when asked).
 
 Time comes from the memory's clock (``time.time`` unless one is injected), so tests move a
 manual clock instead of sleeping.
@@ -22,10 +23,10 @@ manual clock instead of sleeping.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from flink_agents_ltm.api.filters import AllOf, Condition, MetadataFilter, NoneOf, Operator
 
@@ -39,7 +40,9 @@ __all__ = [
     "check_ttl",
     "expired_at",
     "expiry_fields",
+    "read_back",
     "split_expiry",
+    "updated_expiry",
     "visible_at",
     "with_visibility",
 ]
@@ -110,6 +113,12 @@ class Retention:
         """The ttl a write gets: its own, else the default."""
         return self.default_ttl if ttl is DEFAULT_TTL else check_ttl(ttl, what)
 
+    def update_ttl(self, ttl: Any) -> tuple[bool, float | None]:
+        """Whether an update with ``ttl`` keeps the item's expiry (no ttl given and no
+        default), and else the ttl it gets."""
+        keep = ttl is DEFAULT_TTL and self.default_ttl is None
+        return keep, None if keep else self.ttl_of(ttl, "update(ttl=...)")
+
 
 def expiry_fields(ttl: float | None, now: float) -> dict[str, float]:
     """The stored fields of an item that lives ``ttl`` seconds from ``now`` (none: forever)."""
@@ -142,3 +151,42 @@ def with_visibility(filters: MetadataFilter | None, now: float) -> MetadataFilte
     """A read's filter: the caller's (if any) and :func:`visible_at`."""
     visible = visible_at(now)
     return visible if filters is None else AllOf((filters, visible))
+
+
+def updated_expiry(stored: Mapping[str, Any], keep: bool, ttl: float | None,
+                   now: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An item being updated: its metadata as the caller wrote it, and the expiry fields it
+    is written with (its own when ``keep``, else those of ``ttl`` from ``now``)."""
+    expiry = ({k: stored[k] for k in EXPIRY_FIELDS if k in stored} if keep
+              else expiry_fields(ttl, now))
+    return split_expiry(stored)[0], expiry
+
+
+class _Stored(Protocol):
+    """An item read from a store (a ``MemorySetItem``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+
+
+_Item = TypeVar("_Item", bound=_Stored)
+
+
+def read_back(found: Sequence[_Item], now: float,
+              refresh_on_read: bool) -> tuple[list[_Item], dict[str, float]]:
+    """Items as a read returns them: the expiry out of the metadata into ``expires_at``;
+    with ``refresh_on_read``, each expiry moved to ``now`` plus the item's ttl. Also the
+    new expiries (id -> time) the store must be told of."""
+    refreshed: dict[str, float] = {}
+    items = []
+    for item in found:
+        if EXPIRY_FIELDS.isdisjoint(item.metadata):  # written without a ttl
+            items.append(item)
+            continue
+        caller, expires_at, ttl = split_expiry(item.metadata)
+        if refresh_on_read and expires_at is not None and ttl is not None:
+            expires_at = refreshed[item.id] = now + ttl
+        items.append(replace(item, metadata=caller, expires_at=expires_at))  # type: ignore[type-var]
+    return items, refreshed

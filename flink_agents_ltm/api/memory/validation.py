@@ -5,31 +5,60 @@ character works on embedded Qdrant and fails on PostgreSQL; a ``datetime`` in
 metadata passes one store and breaks another; a lone surrogate is written and
 then cannot be read back). Checking once, before anything reaches a store,
 makes the same input behave the same everywhere and keeps bad input from
-half-writing. Limits are a value object so that a memory carries its own.
+half-writing. Limits are a value object so that a memory carries its own; the option keys
+that set them are named here, once (``api.options`` declares the options with these keys).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from flink_agents_ltm.api.arguments import check_json
+from flink_agents_ltm.api.filters import MetadataFilter, parse_filter, to_mem0
+from flink_agents_ltm.api.memory.errors import (
+    EmptyPartitionKeyError,
+    UnboundMemorySetError,
+    empty_key_message,
+    unbound_message,
+)
+from flink_agents_ltm.api.memory.expiry import EXPIRY_FIELDS
 from flink_agents_ltm.api.text import check_text
 
 __all__ = [
+    "ITEM_OPTION",
+    "METADATA_OPTION",
+    "NAME_OPTION",
+    "QUERY_OPTION",
+    "RESERVED_METADATA",
     "SCOPE_FIELDS",
     "MemoryLimits",
+    "check_filter",
+    "check_key",
     "check_metadata",
     "check_name",
     "check_query",
+    "check_search_options",
     "check_text",
+    "check_update",
     "check_values",
+    "metadata_per_item",
     "refuse_scope_fields",
 ]
 
 # The fields that carry a memory's scope in every store; callers may never set them.
 SCOPE_FIELDS = frozenset({"user_id", "agent_id", "run_id"})
+# Fields a store writes into every row itself (Mem0's); caller metadata may not set them.
+RESERVED_METADATA = SCOPE_FIELDS | {
+    "actor_id", "role", "data", "hash", "created_at", "updated_at", "id",
+    "text_lemmatized", "attributed_to", "expiration_date", "memory_type",
+} | EXPIRY_FIELDS  # written from a write's ttl (see .expiry)
+ITEM_OPTION = "long-term-memory.max-item-length"
+QUERY_OPTION = "long-term-memory.max-query-length"
+NAME_OPTION = "long-term-memory.max-name-length"
+METADATA_OPTION = "long-term-memory.max-metadata-length"
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,3 +163,78 @@ def check_metadata(metadata: Any, what: str, reserved: frozenset[str],
         raise ValueError(f"{what} is {size} characters as JSON, more than the "
                          f"{limits.max_metadata_length} allowed ({option})")
     return copy
+
+
+def check_key(key: str | None, operation: str, set_name: str | None,
+              limits: MemoryLimits) -> str:
+    """``key`` if it can scope an operation, else the error naming what is wrong."""
+    if key is None:
+        raise UnboundMemorySetError(unbound_message(operation, set_name))
+    if not key.strip():
+        raise EmptyPartitionKeyError(empty_key_message(operation, set_name))
+    check_text(key, "partition key")
+    if len(key) > limits.max_name_length:
+        raise ValueError(f"partition key has {len(key)} characters, more than the "
+                         f"{limits.max_name_length} allowed ({NAME_OPTION})")
+    return key
+
+
+def metadata_per_item(metadatas: Any, count: int, limits: MemoryLimits) -> list[dict[str, Any]]:
+    """The checked metadata of each of ``count`` items added: one dict for all, one per
+    item, or none."""
+    if metadatas is None:
+        return [{} for _ in range(count)]
+    if isinstance(metadatas, Mapping):
+        per_item: list[Any] = [metadatas] * count
+    elif isinstance(metadatas, Sequence) and not isinstance(metadatas, (str, bytes)):
+        per_item = list(metadatas)
+        if len(per_item) != count:
+            raise ValueError(f"got {len(per_item)} metadata dicts for {count} items: pass "
+                             "one dict for all items or exactly one per item")
+    else:
+        raise TypeError(f"metadatas must be a dict or a list of dicts, got "
+                        f"{type(metadatas).__name__}")
+    return [check_metadata(m, f"metadata {index}", RESERVED_METADATA, limits, METADATA_OPTION)
+            for index, m in enumerate(per_item)]
+
+
+def check_update(item_id: Any, value: Any, metadata: Any,
+                 limits: MemoryLimits) -> dict[str, Any] | None:
+    """The arguments of an ``update``: one id, one value as :func:`check_values` wants it;
+    returns the checked metadata (``None``: the item keeps its own)."""
+    if not isinstance(item_id, str):
+        raise TypeError(f"update() takes one item id (a str), got {type(item_id).__name__}")
+    if not isinstance(value, str):
+        raise TypeError(f"long-term memory stores str values only; update() got "
+                        f"{type(value).__name__}. Encode it (e.g. json.dumps) first")
+    if not value.strip():
+        raise ValueError("update() got an empty value: there is nothing to remember "
+                         "(delete the item instead)")
+    check_values(value, limits, ITEM_OPTION)
+    return None if metadata is None else check_metadata(
+        metadata, "metadata", RESERVED_METADATA, limits, METADATA_OPTION)
+
+
+def check_filter(filters: Any) -> MetadataFilter | None:
+    """A caller's filter, parsed, naming no scope field at any depth (the scope is the
+    set's; a filter on ``agent_id`` nested in an ``OR`` would widen a read)."""
+    if isinstance(filters, Mapping):
+        refuse_scope_fields(filters, "filters")
+    parsed = parse_filter(filters)
+    if parsed is not None and not isinstance(filters, Mapping):
+        refuse_scope_fields(to_mem0(parsed), "filters")
+    return parsed
+
+
+def check_search_options(options: dict[str, Any], supported: frozenset[str],
+                         reranker_for: Callable[[Any], _R]) -> _R:
+    """A search's options besides ``limit`` and ``filters``: none naming a scope field,
+    none the memory does not understand. Takes ``rerank`` out and returns what
+    ``reranker_for`` makes of it (it checks it first)."""
+    refuse_scope_fields(options, "search options")
+    reranker = reranker_for(options.pop("rerank", False))
+    unknown = set(options) - supported
+    if unknown:
+        names = ", ".join(["limit", "filters", *sorted(supported)])
+        raise TypeError(f"unknown search option(s) {sorted(unknown)}; supported: {names}")
+    return reranker

@@ -48,6 +48,7 @@ from flink_agents_ltm.api.chat_models import (
     Tool,
     ToolCall,
 )
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 
 __all__ = ["Answer", "ScriptExhaustedError", "ScriptedChatModelSetup"]
 
@@ -55,7 +56,7 @@ Answer = str | ChatMessage | Mapping[str, Any]
 Respond = Callable[[Sequence[ChatMessage], Sequence[Tool]], Answer]
 
 
-class ScriptExhaustedError(RuntimeError):
+class ScriptExhaustedError(FlinkAgentsLtmError, RuntimeError):
     """A chat asked the scripted model for more answers than the script has."""
 
 

@@ -42,12 +42,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.integrations.mem0 import private_api
 
 log = logging.getLogger(__name__)
 
 
-class TornCollectionError(RuntimeError):
+class TornCollectionError(FlinkAgentsLtmError, RuntimeError):
     """A FAISS collection's index and docstore disagree (a write was cut between them)."""
 
 

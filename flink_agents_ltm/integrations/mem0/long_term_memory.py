@@ -28,25 +28,18 @@ from typing import Any
 
 from flink_agents_ltm.api.configuration import Configuration
 from flink_agents_ltm.api.filters import MetadataFilter, matches
+from flink_agents_ltm.api.memory.errors import LongTermMemoryError
 from flink_agents_ltm.api.memory.expiry import EXPIRES_AT, Clock, Retention
-from flink_agents_ltm.api.memory.long_term_memory import (
-    RESERVED_METADATA,
-    BaseLongTermMemory,
-    LongTermMemoryError,
-    LongTermMemoryOptions,
-    MemoryLimits,
-    MemoryScope,
-    MemorySetItem,
-    NewItem,
-    SweptItem,
-)
-from flink_agents_ltm.api.memory.validation import check_name
-from flink_agents_ltm.api.options import long_term_memory_configuration
+from flink_agents_ltm.api.memory.items import MemoryScope, MemorySetItem, NewItem, SweptItem
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
+from flink_agents_ltm.api.memory.validation import RESERVED_METADATA, MemoryLimits, check_name
+from flink_agents_ltm.api.options import LongTermMemoryOptions, long_term_memory_configuration
 from flink_agents_ltm.api.redaction import chainable
 from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
 from flink_agents_ltm.integrations.mem0.backends.filter_parts import read_matching
 from flink_agents_ltm.integrations.mem0.embedding_ahead import embedded_chunks
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.options import Mem0Options
 from flink_agents_ltm.integrations.mem0.row_writes import (
     RowWriteError,
     write_rows,
@@ -143,18 +136,18 @@ class Mem0LongTermMemory(BaseLongTermMemory):
         vector_store = options.get(LongTermMemoryOptions.VECTOR_STORE)
         if isinstance(vector_store, str):
             vector_store = resource(LongTermMemoryOptions.VECTOR_STORE, "vector_store")
-        llm = resource(LongTermMemoryOptions.CHAT_MODEL_SETUP, "chat_model")
-        embedder = resource(LongTermMemoryOptions.EMBEDDING_MODEL_SETUP, "embedding_model")
+        llm = resource(Mem0Options.CHAT_MODEL_SETUP, "chat_model")
+        embedder = resource(Mem0Options.EMBEDDING_MODEL_SETUP, "embedding_model")
         base_dir = options.get(LongTermMemoryOptions.BASE_DIR)
         spec = StoreSpec(job_id=job_id, vector_store=vector_store, embedder=embedder or "minilm",
                          llm=llm, base_dir=Path(base_dir).expanduser() if base_dir else None)
         memory, release = acquire_memory(spec)
-        infer = options.get(LongTermMemoryOptions.INFER)
+        infer = options.get(Mem0Options.INFER)
         return cls(
             job_id, memory, mailbox_check,
             infer=(llm is not None) if infer is None else infer,
             limits=limits,
-            search_threshold=options.get(LongTermMemoryOptions.SEARCH_THRESHOLD),
+            search_threshold=options.get(Mem0Options.SEARCH_THRESHOLD),
             on_close=release,
             retention=LongTermMemoryOptions.retention(options),
         )

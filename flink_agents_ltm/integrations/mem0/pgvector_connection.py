@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.integrations.extras import require_extra
 from flink_agents_ltm.integrations.mem0 import private_api
@@ -104,11 +105,11 @@ def _dsn_functions() -> tuple[Any, Any]:
     return make_dsn, parse_dsn
 
 
-class PgvectorTimeoutError(TimeoutError):
+class PgvectorTimeoutError(FlinkAgentsLtmError, TimeoutError):
     """The pgvector server did not connect or finish a statement within its bound."""
 
 
-class PgvectorUnavailableError(ConnectionError):
+class PgvectorUnavailableError(FlinkAgentsLtmError, ConnectionError):
     """The pgvector server dropped or refused the connection (restarting, recovering from a
     crash, stopped); the next operation connects again."""
 

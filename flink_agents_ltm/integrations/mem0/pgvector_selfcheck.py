@@ -14,7 +14,7 @@ the end, so the check leaves nothing behind, even when it fails half-way.
 :data:`STEPS` is plain SQL, run here through psycopg2 (:func:`check_pgvector`, for
 ``flink-agents-ltm doctor``) and by ``scripts/pgvector-server start`` through ``psql``
 (that script loads this file by path, so it imports nothing beyond the standard library
-at module level).
+at module level, except the package's error root when the package is there).
 """
 
 from __future__ import annotations
@@ -23,6 +23,12 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+try:  # scripts/pgvector-server loads this file by path, where the package may not be found
+    from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+except ImportError:  # pragma: no cover - only in that script
+    class FlinkAgentsLtmError(Exception):  # type: ignore[no-redef]
+        """Stands in for the package's error root where the package is not importable."""
 
 __all__ = ["DEFAULT_ROWS", "PgvectorSelfCheckError", "check_pgvector", "cpu_summary",
            "crash_cause", "steps"]
@@ -34,7 +40,7 @@ PROBE_ID = "00000000-0000-0000-0000-00000000c0de"
 SCOPE = ("selfcheck-job", "key-3", "selfcheck-set")
 
 
-class PgvectorSelfCheckError(RuntimeError):
+class PgvectorSelfCheckError(FlinkAgentsLtmError, RuntimeError):
     """The pgvector self-check failed; the message (one line) names the cause."""
 
 

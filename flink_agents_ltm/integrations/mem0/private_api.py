@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+
 __all__ = [
     "PrivateApiChangedError",
     "entity_store",
@@ -33,7 +35,7 @@ __all__ = [
 ]
 
 
-class PrivateApiChangedError(RuntimeError):
+class PrivateApiChangedError(FlinkAgentsLtmError, RuntimeError):
     """A private member of Mem0 or qdrant-client that we rely on is gone (an upgrade)."""
 
 

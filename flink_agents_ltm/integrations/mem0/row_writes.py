@@ -29,6 +29,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.integrations.mem0.backends import backend_of
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 Vector = Sequence[float]
 
 
-class RowWriteError(RuntimeError):
+class RowWriteError(FlinkAgentsLtmError, RuntimeError):
     """A batch could not be written; ``removed`` rows of it were taken out again."""
 
     def __init__(self, message: str, removed: int):

@@ -18,8 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
-from flink_agents_ltm.api.options import AgentsConfiguration
+from flink_agents_ltm.api.options import AgentsConfiguration, LongTermMemoryOptions
 from flink_agents_ltm.runtime.action_state.lookup import Lookup, RunTag
 
 FILE_NAME = "action-state.sqlite"

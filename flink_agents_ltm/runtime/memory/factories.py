@@ -18,7 +18,8 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
-from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory, LongTermMemoryOptions
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
+from flink_agents_ltm.api.options import LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.api.rerankers import BaseReranker
 from flink_agents_ltm.api.resources import MissingResourceError

@@ -22,15 +22,10 @@ from typing import Any
 from flink_agents_ltm.api.configuration import Configuration
 from flink_agents_ltm.api.filters import MetadataFilter, matches
 from flink_agents_ltm.api.memory.expiry import EXPIRES_AT, Clock, Retention
-from flink_agents_ltm.api.memory.long_term_memory import (
-    BaseLongTermMemory,
-    LongTermMemoryOptions,
-    MemoryLimits,
-    MemoryScope,
-    MemorySetItem,
-    NewItem,
-    SweptItem,
-)
+from flink_agents_ltm.api.memory.items import MemoryScope, MemorySetItem, NewItem, SweptItem
+from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
+from flink_agents_ltm.api.memory.validation import MemoryLimits
+from flink_agents_ltm.api.options import LongTermMemoryOptions
 
 _WORD = re.compile(r"\w+")
 

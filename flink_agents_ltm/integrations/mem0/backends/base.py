@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ClassVar
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.filters import MetadataFilter
 from flink_agents_ltm.integrations.mem0.backends.filter_parts import (
     NativeFilter,
@@ -38,7 +39,7 @@ def inner(store: Any) -> Any:
     return getattr(store, "inner", store)
 
 
-class StoreCheckError(RuntimeError):
+class StoreCheckError(FlinkAgentsLtmError, RuntimeError):
     """A store's self-check failed; the message (one line, no secret) names the cause."""
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.filters import ORDERINGS, AllOf, AnyOf, Condition, MetadataFilter
 from flink_agents_ltm.integrations.mem0 import private_api
 from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend, inner
@@ -24,7 +25,7 @@ from flink_agents_ltm.integrations.mem0.backends.filter_parts import (
 _IN_USE = "already accessed by another instance"
 
 
-class EmbeddedStoreInUseError(RuntimeError):
+class EmbeddedStoreInUseError(FlinkAgentsLtmError, RuntimeError):
     """A configured embedded Qdrant folder is already open in another process."""
 
 
