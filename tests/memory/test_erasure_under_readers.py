@@ -152,7 +152,8 @@ def test_past_the_wait_the_text_leaves_the_log_at_the_first_call_after_the_reade
             store.delete("gone")
             assert files_mentioning(tmp_path, marker) == [f"{path.name}-wal"]
             release.set()
-        assert "held a snapshot from before a delete" in caplog.text
+        assert "items ['gone']" in caplog.text
+        assert "held a snapshot from before the delete" in caplog.text
         assert marker not in caplog.text
 
         assert store.get("stays") is not None

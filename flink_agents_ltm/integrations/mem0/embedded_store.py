@@ -160,8 +160,16 @@ class EmbeddedVectorStore(VectorStoreBase):
             raise ValueError(f"erasure_wait_ms must be 0 or more, got {erasure_wait_ms}")
         self.path = Path(path)
         self.erasure_wait_ms = int(erasure_wait_ms)
-        # A delete whose checkpoint a reader blocked: the next call of any thread retries it.
-        self._erasure_pending = False
+        # Erasure bookkeeping: every commit whose old text must leave the log takes a ticket;
+        # a checkpoint that truncated the log purged every ticket handed out before it began.
+        # One thread of this store checkpoints at a time (SQLite refuses a second one at
+        # once), and the threads waiting meanwhile are done when its checkpoint covered them.
+        self._checkpoint_lock = threading.Lock()
+        self._tickets_lock = threading.Lock()
+        self._tickets = 0
+        self._purged = 0
+        # Tickets past the wait -> their item ids: the next call of any thread retries them.
+        self._unpurged: dict[int, tuple[str, ...]] = {}
         self.collection_name = collection_name
         self.embedding_model_dims = int(embedding_model_dims)
         self._local = threading.local()
@@ -191,38 +199,94 @@ class EmbeddedVectorStore(VectorStoreBase):
             self._local.connection = conn
             with self._connections_lock:
                 self._connections.append(conn)
-        if self._erasure_pending:
-            self._erase_from_log(conn, wait_ms=0)
+        if self._unpurged:
+            with self._tickets_lock:
+                last = max(self._unpurged, default=0)
+            if last:
+                self._purge_through(conn, last, deadline=0.0)
         return conn
 
     def _write(self) -> _WriteTransaction:
         return _WriteTransaction(self._connection())
 
-    def _erase_from_log(self, conn: sqlite3.Connection, wait_ms: int | None = None) -> bool:
-        """Copy the log into the file (where ``secure_delete`` zeroed the deleted rows) and
-        truncate it to nothing, waiting up to ``wait_ms`` (default ``erasure_wait_ms``) for
-        readers of an older snapshot; ``False`` (and the erasure left pending for the next
-        call) when one still held it."""
-        wait = self.erasure_wait_ms if wait_ms is None else wait_ms
-        conn.execute(f"PRAGMA busy_timeout = {wait}")
+    def _erase_from_log(self, conn: sqlite3.Connection, ids: Sequence[str] = ()) -> bool:
+        """Return once the text this thread's last commit removed (of items ``ids``) has left
+        the log: a checkpoint that began after that commit copied the log into the file (where
+        ``secure_delete`` zeroed the deleted rows) and truncated it to nothing, this thread's
+        or another's. Waits up to ``erasure_wait_ms`` for readers of an older snapshot, for
+        writers and for checkpoints of other threads and processes; past that it logs an
+        error naming ``ids``, returns ``False`` and leaves them to the next call."""
+        with self._tickets_lock:
+            self._tickets += 1
+            ticket = self._tickets
+        deadline = time.monotonic() + self.erasure_wait_ms / 1000
+        if self._purge_through(conn, ticket, deadline):
+            return True
+        named = tuple(str(i) for i in ids)
+        with self._tickets_lock:
+            if self._purged >= ticket:  # purged by another thread just now
+                return True
+            self._unpurged[ticket] = named
+        log.error("the deleted or replaced text of items %s of the embedded store %s is still "
+                  "in its write-ahead log: a reader held a snapshot from before the delete, or "
+                  "another checkpoint or writer held the file, for over %d ms; it leaves at "
+                  "this store's first call after that reader ends (or raise erasure_wait_ms)",
+                  list(named) if named else "(the whole collection)", self.path,
+                  self.erasure_wait_ms)
+        return False
+
+    def _purge_through(self, conn: sqlite3.Connection, ticket: int, deadline: float) -> bool:
+        """Checkpoint and truncate the log until every commit up to ``ticket`` has left it
+        (``True``), or ``False`` at ``deadline`` (``time.monotonic()``; one try, without
+        waiting for another thread, when it has passed)."""
+        while True:
+            if self._purged >= ticket:
+                return True
+            remaining = deadline - time.monotonic()
+            if not self._checkpoint_lock.acquire(timeout=remaining) if remaining > 0 \
+                    else not self._checkpoint_lock.acquire(blocking=False):
+                return self._purged >= ticket
+            try:
+                if self._purged >= ticket:
+                    return True
+                with self._tickets_lock:
+                    covered = self._tickets  # every commit with a ticket has happened
+                if self._checkpoint(conn, max(0, int((deadline - time.monotonic()) * 1000))):
+                    self._purged_through(covered)
+                    return True
+            finally:
+                self._checkpoint_lock.release()
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)  # another process's checkpoint, or a writer between two tries
+
+    def _checkpoint(self, conn: sqlite3.Connection, wait_ms: int) -> bool:
+        """One ``wal_checkpoint(TRUNCATE)``: ``True`` when the whole log went into the file and
+        was truncated to nothing. ``busy`` is 1 when a reader of an older snapshot or a writer
+        outlasted ``wait_ms``, and at once when another connection was checkpointing (SQLite
+        takes the checkpoint lock without waiting); ``log`` is 0 after a truncation."""
+        conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
         try:
-            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            busy, frames, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         finally:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if busy and wait_ms is None:
-            log.warning("a reader of the embedded store %s held a snapshot from before a "
-                        "delete for over %d ms: the deleted rows stay in its write-ahead log "
-                        "until this store's first call after that reader ends", self.path,
-                        wait)
-        self._erasure_pending = bool(busy)
-        return not busy
+        return not busy and frames <= 0
+
+    def _purged_through(self, covered: int) -> None:
+        with self._tickets_lock:
+            self._purged = max(self._purged, covered)
+            done = [ticket for ticket in self._unpurged if ticket <= covered]
+            items = [item for ticket in done for item in self._unpurged.pop(ticket)]
+        if done:
+            log.warning("the deleted text of items %s left the write-ahead log of the embedded "
+                        "store %s", items or "(the whole collection)", self.path)
 
     def close(self) -> None:
         """Close every thread's connection (after a last try at a pending erasure); later
         calls raise."""
-        if self._erasure_pending and not self._closed:
+        if self._unpurged and not self._closed:
             try:
-                self._erase_from_log(self._connection(), wait_ms=0)
+                self._connection()  # tries the pending purge once
             except sqlite3.Error:  # closing anyway; SQLite checkpoints at its last close
                 log.warning("could not truncate the write-ahead log of %s at close", self.path)
         self._closed = True
@@ -259,7 +323,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         with self._write() as conn:
             conn.execute("DELETE FROM vectors WHERE collection = ?", (self.collection_name,))
             conn.execute("DELETE FROM collections WHERE name = ?", (self.collection_name,))
-        self._erase_from_log(self._connection())
+        self._erase_from_log(conn)
 
     def col_info(self) -> dict[str, Any]:
         count = self._connection().execute(
@@ -296,7 +360,7 @@ class EmbeddedVectorStore(VectorStoreBase):
                 "INSERT INTO vectors (collection, user_id, agent_id, run_id, id, seq, vector, "
                 "payload, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         if replaced:  # the replaced rows' text is still in the log's frames
-            self._erase_from_log(conn)
+            self._erase_from_log(conn, [row[4] for row in rows])
 
     def update(self, vector_id: str, vector: Sequence[float] | None = None,
                payload: Mapping[str, Any] | None = None) -> None:
@@ -312,7 +376,7 @@ class EmbeddedVectorStore(VectorStoreBase):
                     "expires_at = ? WHERE collection = ? AND id = ?",
                     (*_scope_columns(payload), _json(payload), _expiry_column(payload),
                      self.collection_name, str(vector_id)))
-        self._erase_from_log(conn)
+        self._erase_from_log(conn, [str(vector_id)])
 
     def delete(self, vector_id: str) -> None:
         self.delete_many([vector_id])
@@ -324,7 +388,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         with self._write() as conn:
             conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
                              [(self.collection_name, str(i)) for i in vector_ids])
-        self._erase_from_log(conn)
+        self._erase_from_log(conn, vector_ids)
 
     def get(self, vector_id: str) -> StoredVector | None:
         row = self._connection().execute(
