@@ -46,6 +46,7 @@ from __future__ import annotations
 import builtins
 import json
 import logging
+import mmap
 import os
 import sqlite3
 import threading
@@ -209,7 +210,23 @@ class EmbeddedVectorStore(VectorStoreBase):
     def _write(self) -> _WriteTransaction:
         return _WriteTransaction(self._connection())
 
-    def _erase_from_log(self, conn: sqlite3.Connection, ids: Sequence[str] = ()) -> bool:
+    def _texts_of(self, conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, bytes]:
+        """What of rows ``ids`` must leave the disk, by id: the text (``data``) as the payload
+        holds it, or the whole payload when it has no text of 8 bytes or more."""
+        texts: dict[str, bytes] = {}
+        for first in range(0, len(ids), _IDS_PER_STATEMENT):
+            batch = ids[first:first + _IDS_PER_STATEMENT]
+            for vector_id, payload in conn.execute(
+                    "SELECT id, payload FROM vectors INDEXED BY vectors_id WHERE collection = ? "
+                    f"AND id IN ({', '.join('?' * len(batch))})", (self.collection_name, *batch)):
+                data = json.loads(payload).get("data")
+                text = json.dumps(data, ensure_ascii=False)[1:-1].encode() \
+                    if isinstance(data, str) else b""
+                texts[vector_id] = text if len(text) >= 8 else payload.encode()
+        return texts
+
+    def _erase_from_log(self, conn: sqlite3.Connection, ids: Sequence[str] = (),
+                        texts: Mapping[str, bytes] | None = None) -> bool:
         """Return once the text this thread's last commit removed (of items ``ids``) has left
         the log: a checkpoint that began after that commit copied the log into the file (where
         ``secure_delete`` zeroed the deleted rows) and truncated it to nothing, this thread's
@@ -221,7 +238,7 @@ class EmbeddedVectorStore(VectorStoreBase):
             ticket = self._tickets
         deadline = time.monotonic() + self.erasure_wait_ms / 1000
         if self._purge_through(conn, ticket, deadline):
-            return True
+            return self._scrub(conn, texts or {}, deadline)
         named = tuple(str(i) for i in ids)
         with self._tickets_lock:
             if self._purged >= ticket:  # purged by another thread just now
@@ -234,6 +251,56 @@ class EmbeddedVectorStore(VectorStoreBase):
                   list(named) if named else "(the whole collection)", self.path,
                   self.erasure_wait_ms)
         return False
+
+    def _scrub(self, conn: sqlite3.Connection, texts: Mapping[str, bytes],
+               deadline: float) -> bool:
+        """Remove what ``secure_delete`` cannot: SQLite rebuilds a page when it moves rows
+        between pages (a b-tree balance) without zeroing the space the moved rows left, so a
+        copy of a row may stay in a page's unallocated space, and stay there after the row
+        is deleted. When a deleted text is in such space (and in no live row), ``VACUUM``
+        rebuilds the file and the log is truncated again; an error names the items whose
+        text is still there after that."""
+        stale = self._stale_copies(conn, texts)
+        if not stale:
+            return True
+        vacuumed = False
+        remaining = deadline - time.monotonic()
+        if self._checkpoint_lock.acquire(timeout=max(remaining, 0.001)):
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {max(0, int(remaining * 1000))}")
+                try:
+                    conn.execute("VACUUM")
+                    vacuumed = True
+                except sqlite3.OperationalError as error:
+                    log.error("could not VACUUM the embedded store %s: %s", self.path, error)
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            finally:
+                self._checkpoint_lock.release()
+        if vacuumed:
+            with self._tickets_lock:
+                self._tickets += 1
+                ticket = self._tickets
+            if self._purge_through(conn, ticket, max(deadline, time.monotonic() + 0.001)):
+                stale = self._stale_copies(conn, {i: texts[i] for i in stale})
+                if not stale:
+                    return True
+        log.error("the deleted or replaced text of items %s of the embedded store %s is still "
+                  "in its file (a copy SQLite left in a page's unused space): VACUUM it "
+                  "(flink-agents-ltm erase-key --compact) once no reader holds it", stale,
+                  self.path)
+        return False
+
+    def _stale_copies(self, conn: sqlite3.Connection, texts: Mapping[str, bytes]) -> list[str]:
+        """The ids of ``texts`` found in the unallocated space of the file's pages and in no
+        live row (a text another row holds is not this item's to erase)."""
+        if not texts:
+            return []
+        gaps = _unallocated_space(self.path)
+        found = [i for i, text in texts.items() if any(text in gap for gap in gaps)]
+        return [i for i in found if conn.execute(
+            "SELECT 1 FROM vectors WHERE instr(CAST(payload AS BLOB), ?) > 0 LIMIT 1",
+            (texts[i],)).fetchone() is None]
 
     def _purge_through(self, conn: sqlite3.Connection, ticket: int, deadline: float) -> bool:
         """Checkpoint and truncate the log until every commit up to ``ticket`` has left it
@@ -352,6 +419,7 @@ class EmbeddedVectorStore(VectorStoreBase):
                 for n, (vector_id, vector, payload) in enumerate(
                     zip(ids, vectors, payloads, strict=True))]
         with self._write() as conn:
+            old_texts = self._texts_of(conn, [str(vector_id) for vector_id in ids])
             before = conn.total_changes
             conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
                              [(self.collection_name, row[4]) for row in rows])
@@ -360,13 +428,14 @@ class EmbeddedVectorStore(VectorStoreBase):
                 "INSERT INTO vectors (collection, user_id, agent_id, run_id, id, seq, vector, "
                 "payload, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         if replaced:  # the replaced rows' text is still in the log's frames
-            self._erase_from_log(conn, [row[4] for row in rows])
+            self._erase_from_log(conn, [str(vector_id) for vector_id in ids], old_texts)
 
     def update(self, vector_id: str, vector: Sequence[float] | None = None,
                payload: Mapping[str, Any] | None = None) -> None:
         """Replace the vector and/or the payload of a row (nothing happens for an unknown id);
         the old text leaves every file as a deleted row's does."""
         with self._write() as conn:
+            old_texts = self._texts_of(conn, [str(vector_id)]) if payload is not None else {}
             if vector is not None:
                 conn.execute("UPDATE vectors SET vector = ? WHERE collection = ? AND id = ?",
                              (self._blob(vector), self.collection_name, str(vector_id)))
@@ -376,7 +445,7 @@ class EmbeddedVectorStore(VectorStoreBase):
                     "expires_at = ? WHERE collection = ? AND id = ?",
                     (*_scope_columns(payload), _json(payload), _expiry_column(payload),
                      self.collection_name, str(vector_id)))
-        self._erase_from_log(conn, [str(vector_id)])
+        self._erase_from_log(conn, [str(vector_id)], old_texts)
 
     def delete(self, vector_id: str) -> None:
         self.delete_many([vector_id])
@@ -386,9 +455,10 @@ class EmbeddedVectorStore(VectorStoreBase):
         keeps their text when this returns (a reader of an older snapshot is waited for up
         to ``erasure_wait_ms``; past that, see the module)."""
         with self._write() as conn:
+            texts = self._texts_of(conn, [str(i) for i in vector_ids])
             conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
                              [(self.collection_name, str(i)) for i in vector_ids])
-        self._erase_from_log(conn, vector_ids)
+        self._erase_from_log(conn, vector_ids, texts)
 
     def get(self, vector_id: str) -> StoredVector | None:
         row = self._connection().execute(
@@ -673,6 +743,35 @@ def vacuum(path: str | Path) -> None:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
+
+
+def _unallocated_space(path: Path) -> list[bytes]:
+    """The non-zero unallocated space of every b-tree page of the SQLite file at ``path``
+    (between a page's cell pointers and its cells): where a page rebuilt by a b-tree balance
+    keeps copies of rows it no longer holds. Free pages and deleted rows ``secure_delete``
+    zeroed; overflow and free-list pages are skipped."""
+    gaps: list[bytes] = []
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size < 512:
+            return gaps
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            page_size = int.from_bytes(data[16:18], "big")
+            page_size = 65_536 if page_size == 1 else page_size
+            for base in range(0, size - page_size + 1, page_size):
+                header = base + (100 if base == 0 else 0)
+                kind = data[header]
+                if kind not in (2, 5, 10, 13):
+                    continue
+                cells = int.from_bytes(data[header + 3:header + 5], "big")
+                content = int.from_bytes(data[header + 5:header + 7], "big") or 65_536
+                start = header + (8 if kind in (10, 13) else 12) + 2 * cells
+                end = base + min(content, page_size)
+                if start < end:
+                    gap = data[start:end]
+                    if gap.strip(b"\0"):
+                        gaps.append(gap)
+    return gaps
 
 
 def _create_private(path: Path) -> None:
