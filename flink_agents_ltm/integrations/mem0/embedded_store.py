@@ -296,8 +296,9 @@ class EmbeddedVectorStore(VectorStoreBase):
         live row (a text another row holds is not this item's to erase)."""
         if not texts:
             return []
-        gaps = _unallocated_space(self.path)
-        found = [i for i, text in texts.items() if any(text in gap for gap in gaps)]
+        ids = builtins.list(texts)
+        found = [i for i, hit in zip(ids, _in_unallocated_space(
+            self.path, [texts[i] for i in ids]), strict=True) if hit]
         return [i for i in found if conn.execute(
             "SELECT 1 FROM vectors WHERE instr(CAST(payload AS BLOB), ?) > 0 LIMIT 1",
             (texts[i],)).fetchone() is None]
@@ -745,16 +746,17 @@ def vacuum(path: str | Path) -> None:
         conn.close()
 
 
-def _unallocated_space(path: Path) -> list[bytes]:
-    """The non-zero unallocated space of every b-tree page of the SQLite file at ``path``
-    (between a page's cell pointers and its cells): where a page rebuilt by a b-tree balance
-    keeps copies of rows it no longer holds. Free pages and deleted rows ``secure_delete``
-    zeroed; overflow and free-list pages are skipped."""
-    gaps: list[bytes] = []
+def _in_unallocated_space(path: Path, texts: Sequence[bytes]) -> list[bool]:
+    """For each of ``texts``: whether it lies in the unallocated space of a b-tree page of
+    the SQLite file at ``path`` (between a page's cell pointers and its cells), where a page
+    rebuilt by a b-tree balance keeps copies of rows it no longer holds. Free pages and
+    deleted rows ``secure_delete`` zeroed; overflow and free-list pages are skipped. Reads
+    one header per page and searches the unallocated spans in place (about 1 ms per MB)."""
+    found = [False] * len(texts)
     with open(path, "rb") as file:
         size = os.fstat(file.fileno()).st_size
-        if size < 512:
-            return gaps
+        if size < 512 or not texts:
+            return found
         with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
             page_size = int.from_bytes(data[16:18], "big")
             page_size = 65_536 if page_size == 1 else page_size
@@ -768,10 +770,10 @@ def _unallocated_space(path: Path) -> list[bytes]:
                 start = header + (8 if kind in (10, 13) else 12) + 2 * cells
                 end = base + min(content, page_size)
                 if start < end:
-                    gap = data[start:end]
-                    if gap.strip(b"\0"):
-                        gaps.append(gap)
-    return gaps
+                    for n, text in enumerate(texts):
+                        if not found[n] and data.find(text, start, end) >= 0:
+                            found[n] = True
+    return found
 
 
 def _create_private(path: Path) -> None:
