@@ -18,7 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
+from flink_agents_ltm.integrations.mem0.embedded_store import (
+    EmbeddedVectorStore,
+    _in_unallocated_space,
+)
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 
@@ -135,6 +138,32 @@ def test_deleted_rows_that_free_whole_pages_leave_no_bytes_in_the_free_pages(tmp
         store.close()
 
 
+def test_a_row_whose_copy_a_page_rebuild_left_in_unused_space_leaves_no_copy_when_deleted(
+        tmp_path):
+    """SQLite rebuilds pages when deletes rebalance the b-tree, and a rebuilt page keeps the
+    bytes of rows it moved away in its unused space (``secure_delete`` zeroes deleted rows
+    and free pages only). Deleting 160 rows of 480 leaves a copy of row 450 so."""
+    path = tmp_path / "v.sqlite3"
+    store = EmbeddedVectorStore(str(path), DIMS)
+    try:
+        marker = uuid.uuid4().hex  # the rows' size decides where the copy lands
+        vectors = np.random.default_rng(1).random((480, DIMS)).tolist()
+        ids = [f"id-{n}" for n in range(480)]
+        store.insert(vectors, [{"data": f"{marker}-{n}-end", "user_id": "u",
+                                "agent_id": f"k{n % 4}"} for n in range(480)], ids)
+        for first in range(0, 160, 40):
+            store.delete_many(ids[first:first + 40])
+        copied = f"{marker}-450-end".encode()
+        assert _in_unallocated_space(path, [copied]) == [True]  # the case exists
+
+        store.delete("id-450")
+
+        assert files_mentioning(tmp_path, f"{marker}-450-end") == []
+        assert store.get("id-451").payload["data"] == f"{marker}-451-end"
+    finally:
+        store.close()
+
+
 def test_past_the_wait_the_text_leaves_the_log_at_the_first_call_after_the_reader_ends(
         tmp_path, caplog):
     """The stated bound: a reader holding its snapshot longer than ``erasure_wait_ms``
@@ -152,7 +181,8 @@ def test_past_the_wait_the_text_leaves_the_log_at_the_first_call_after_the_reade
             store.delete("gone")
             assert files_mentioning(tmp_path, marker) == [f"{path.name}-wal"]
             release.set()
-        assert "held a snapshot from before a delete" in caplog.text
+        assert "items ['gone']" in caplog.text
+        assert "held a snapshot from before the delete" in caplog.text
         assert marker not in caplog.text
 
         assert store.get("stays") is not None

@@ -30,13 +30,22 @@ disk (WAL needs shared memory: not on NFS), and folder and files are private
 replayed writes with the same ids do not duplicate.
 
 Erasure: SQLite overwrites deleted rows and freed pages with zeros (``secure_delete``), and
-every delete (and every write that replaces a row's text) checkpoints the write-ahead log and
-truncates it, whose frames still hold the rows as written. A connection that holds a read
-snapshot from before the delete may still read the deleted rows, so their bytes must stay
-until it ends: the delete waits for such readers (a read here lasts one statement, or one
-search), at most ``erasure_wait_ms`` (default :data:`ERASURE_WAIT_MS`). Past that bound the
-delete returns, logs a warning, and the text leaves the log at this store's first call after
-the reader ended (any call, or ``close``): that is the bound of an erasure under a long reader.
+every delete (and every write that replaces a row's text) returns only once a checkpoint that
+began after its commit copied the write-ahead log into the file and truncated it, since the
+log's frames still hold the rows as written. One thread of a store checkpoints at a time and
+the threads that committed before it began are done when it is (SQLite refuses a second
+checkpoint at once: ``busy`` without waiting, which is not a reader); a checkpoint of another
+process is retried. A connection that holds a read snapshot from before the delete may still
+read the deleted rows, so their bytes must stay until it ends: the delete waits for such
+readers (a read here lasts one statement, or one search), at most ``erasure_wait_ms`` (default
+:data:`ERASURE_WAIT_MS`). Past that bound the delete logs an error naming its items and
+returns; the text leaves the log at this store's first call after the reader ended (any call,
+or ``close``), which logs the items again. ``secure_delete`` does not reach one more place: a
+page that a b-tree balance rebuilt keeps the bytes of the rows it moved away in its unused
+space, so a deleted row may have a copy there. After the checkpoint the unused space of every
+page is searched for the deleted texts (about 0.3 ms per MB of file); a text found there (and
+in no live row) makes the store ``VACUUM`` the file, and an error names the items still
+found after that.
 
 Registered in Mem0's ``VectorStoreFactory`` as :data:`PROVIDER`.
 """
@@ -46,6 +55,7 @@ from __future__ import annotations
 import builtins
 import json
 import logging
+import mmap
 import os
 import sqlite3
 import threading
@@ -146,9 +156,11 @@ class StoredVector:
 class EmbeddedVectorStore(VectorStoreBase):
     """Mem0 ``VectorStoreBase`` on one SQLite file; thread-safe; shared by processes.
 
-    Deleted text leaves the disk: SQLite overwrites deleted rows (``secure_delete``) and a
-    delete truncates the write-ahead log, whose frames still hold the rows as written (after
-    waiting up to ``erasure_wait_ms`` for readers of an older snapshot; see the module).
+    Deleted text leaves the disk: SQLite overwrites deleted rows (``secure_delete``), a
+    delete returns once the write-ahead log, whose frames still hold the rows as written, was
+    truncated after it (waiting up to ``erasure_wait_ms`` for readers of an older snapshot),
+    and copies a page rebuild left in unused space are vacuumed away; else an error names the
+    items (see the module).
     """
 
     upserts_on_insert = True  # an existing id is replaced (see row_writes)
@@ -160,8 +172,16 @@ class EmbeddedVectorStore(VectorStoreBase):
             raise ValueError(f"erasure_wait_ms must be 0 or more, got {erasure_wait_ms}")
         self.path = Path(path)
         self.erasure_wait_ms = int(erasure_wait_ms)
-        # A delete whose checkpoint a reader blocked: the next call of any thread retries it.
-        self._erasure_pending = False
+        # Erasure bookkeeping: every commit whose old text must leave the log takes a ticket;
+        # a checkpoint that truncated the log purged every ticket handed out before it began.
+        # One thread of this store checkpoints at a time (SQLite refuses a second one at
+        # once), and the threads waiting meanwhile are done when its checkpoint covered them.
+        self._checkpoint_lock = threading.Lock()
+        self._tickets_lock = threading.Lock()
+        self._tickets = 0
+        self._purged = 0
+        # Tickets past the wait -> their item ids: the next call of any thread retries them.
+        self._unpurged: dict[int, tuple[str, ...]] = {}
         self.collection_name = collection_name
         self.embedding_model_dims = int(embedding_model_dims)
         self._local = threading.local()
@@ -191,38 +211,161 @@ class EmbeddedVectorStore(VectorStoreBase):
             self._local.connection = conn
             with self._connections_lock:
                 self._connections.append(conn)
-        if self._erasure_pending:
-            self._erase_from_log(conn, wait_ms=0)
+        if self._unpurged:
+            with self._tickets_lock:
+                last = max(self._unpurged, default=0)
+            if last:
+                self._purge_through(conn, last, deadline=0.0)
         return conn
 
     def _write(self) -> _WriteTransaction:
         return _WriteTransaction(self._connection())
 
-    def _erase_from_log(self, conn: sqlite3.Connection, wait_ms: int | None = None) -> bool:
-        """Copy the log into the file (where ``secure_delete`` zeroed the deleted rows) and
-        truncate it to nothing, waiting up to ``wait_ms`` (default ``erasure_wait_ms``) for
-        readers of an older snapshot; ``False`` (and the erasure left pending for the next
-        call) when one still held it."""
-        wait = self.erasure_wait_ms if wait_ms is None else wait_ms
-        conn.execute(f"PRAGMA busy_timeout = {wait}")
+    def _texts_of(self, conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, bytes]:
+        """What of rows ``ids`` must leave the disk, by id: the text (``data``) as the payload
+        holds it, or the whole payload when it has no text of 8 bytes or more."""
+        texts: dict[str, bytes] = {}
+        for first in range(0, len(ids), _IDS_PER_STATEMENT):
+            batch = ids[first:first + _IDS_PER_STATEMENT]
+            for vector_id, payload in conn.execute(
+                    "SELECT id, payload FROM vectors INDEXED BY vectors_id WHERE collection = ? "
+                    f"AND id IN ({', '.join('?' * len(batch))})", (self.collection_name, *batch)):
+                data = json.loads(payload).get("data")
+                text = json.dumps(data, ensure_ascii=False)[1:-1].encode() \
+                    if isinstance(data, str) else b""
+                texts[vector_id] = text if len(text) >= 8 else payload.encode()
+        return texts
+
+    def _erase_from_log(self, conn: sqlite3.Connection, ids: Sequence[str] = (),
+                        texts: Mapping[str, bytes] | None = None) -> bool:
+        """Return once the text this thread's last commit removed (of items ``ids``) has left
+        the log: a checkpoint that began after that commit copied the log into the file (where
+        ``secure_delete`` zeroed the deleted rows) and truncated it to nothing, this thread's
+        or another's. Waits up to ``erasure_wait_ms`` for readers of an older snapshot, for
+        writers and for checkpoints of other threads and processes; past that it logs an
+        error naming ``ids``, returns ``False`` and leaves them to the next call."""
+        with self._tickets_lock:
+            self._tickets += 1
+            ticket = self._tickets
+        deadline = time.monotonic() + self.erasure_wait_ms / 1000
+        if self._purge_through(conn, ticket, deadline):
+            return self._scrub(conn, texts or {}, deadline)
+        named = tuple(str(i) for i in ids)
+        with self._tickets_lock:
+            if self._purged >= ticket:  # purged by another thread just now
+                return True
+            self._unpurged[ticket] = named
+        log.error("the deleted or replaced text of items %s of the embedded store %s is still "
+                  "in its write-ahead log: a reader held a snapshot from before the delete, or "
+                  "another checkpoint or writer held the file, for over %d ms; it leaves at "
+                  "this store's first call after that reader ends (or raise erasure_wait_ms)",
+                  list(named) if named else "(the whole collection)", self.path,
+                  self.erasure_wait_ms)
+        return False
+
+    def _scrub(self, conn: sqlite3.Connection, texts: Mapping[str, bytes],
+               deadline: float) -> bool:
+        """Remove what ``secure_delete`` cannot: SQLite rebuilds a page when it moves rows
+        between pages (a b-tree balance) without zeroing the space the moved rows left, so a
+        copy of a row may stay in a page's unallocated space, and stay there after the row
+        is deleted. When a deleted text is in such space (and in no live row), ``VACUUM``
+        rebuilds the file and the log is truncated again; an error names the items whose
+        text is still there after that."""
+        stale = self._stale_copies(conn, texts)
+        if not stale:
+            return True
+        vacuumed = False
+        remaining = deadline - time.monotonic()
+        if self._checkpoint_lock.acquire(timeout=max(remaining, 0.001)):
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {max(0, int(remaining * 1000))}")
+                try:
+                    conn.execute("VACUUM")
+                    vacuumed = True
+                except sqlite3.OperationalError as error:
+                    log.error("could not VACUUM the embedded store %s: %s", self.path, error)
+                finally:
+                    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            finally:
+                self._checkpoint_lock.release()
+        if vacuumed:
+            with self._tickets_lock:
+                self._tickets += 1
+                ticket = self._tickets
+            if self._purge_through(conn, ticket, max(deadline, time.monotonic() + 0.001)):
+                stale = self._stale_copies(conn, {i: texts[i] for i in stale})
+                if not stale:
+                    return True
+        log.error("the deleted or replaced text of items %s of the embedded store %s is still "
+                  "in its file (a copy SQLite left in a page's unused space): VACUUM it "
+                  "(flink-agents-ltm erase-key --compact) once no reader holds it", stale,
+                  self.path)
+        return False
+
+    def _stale_copies(self, conn: sqlite3.Connection, texts: Mapping[str, bytes]) -> list[str]:
+        """The ids of ``texts`` found in the unallocated space of the file's pages and in no
+        live row (a text another row holds is not this item's to erase)."""
+        if not texts:
+            return []
+        ids = builtins.list(texts)
+        found = [i for i, hit in zip(ids, _in_unallocated_space(
+            self.path, [texts[i] for i in ids]), strict=True) if hit]
+        return [i for i in found if conn.execute(
+            "SELECT 1 FROM vectors WHERE instr(CAST(payload AS BLOB), ?) > 0 LIMIT 1",
+            (texts[i],)).fetchone() is None]
+
+    def _purge_through(self, conn: sqlite3.Connection, ticket: int, deadline: float) -> bool:
+        """Checkpoint and truncate the log until every commit up to ``ticket`` has left it
+        (``True``), or ``False`` at ``deadline`` (``time.monotonic()``; one try, without
+        waiting for another thread, when it has passed)."""
+        while True:
+            if self._purged >= ticket:
+                return True
+            remaining = deadline - time.monotonic()
+            if not self._checkpoint_lock.acquire(timeout=remaining) if remaining > 0 \
+                    else not self._checkpoint_lock.acquire(blocking=False):
+                return self._purged >= ticket
+            try:
+                if self._purged >= ticket:
+                    return True
+                with self._tickets_lock:
+                    covered = self._tickets  # every commit with a ticket has happened
+                if self._checkpoint(conn, max(0, int((deadline - time.monotonic()) * 1000))):
+                    self._purged_through(covered)
+                    return True
+            finally:
+                self._checkpoint_lock.release()
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)  # another process's checkpoint, or a writer between two tries
+
+    def _checkpoint(self, conn: sqlite3.Connection, wait_ms: int) -> bool:
+        """One ``wal_checkpoint(TRUNCATE)``: ``True`` when the whole log went into the file and
+        was truncated to nothing. ``busy`` is 1 when a reader of an older snapshot or a writer
+        outlasted ``wait_ms``, and at once when another connection was checkpointing (SQLite
+        takes the checkpoint lock without waiting); ``log`` is 0 after a truncation."""
+        conn.execute(f"PRAGMA busy_timeout = {wait_ms}")
         try:
-            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            busy, frames, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         finally:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if busy and wait_ms is None:
-            log.warning("a reader of the embedded store %s held a snapshot from before a "
-                        "delete for over %d ms: the deleted rows stay in its write-ahead log "
-                        "until this store's first call after that reader ends", self.path,
-                        wait)
-        self._erasure_pending = bool(busy)
-        return not busy
+        return not busy and frames <= 0
+
+    def _purged_through(self, covered: int) -> None:
+        with self._tickets_lock:
+            self._purged = max(self._purged, covered)
+            done = [ticket for ticket in self._unpurged if ticket <= covered]
+            items = [item for ticket in done for item in self._unpurged.pop(ticket)]
+        if done:
+            log.warning("the deleted text of items %s left the write-ahead log of the embedded "
+                        "store %s", items or "(the whole collection)", self.path)
 
     def close(self) -> None:
         """Close every thread's connection (after a last try at a pending erasure); later
         calls raise."""
-        if self._erasure_pending and not self._closed:
+        if self._unpurged and not self._closed:
             try:
-                self._erase_from_log(self._connection(), wait_ms=0)
+                self._connection()  # tries the pending purge once
             except sqlite3.Error:  # closing anyway; SQLite checkpoints at its last close
                 log.warning("could not truncate the write-ahead log of %s at close", self.path)
         self._closed = True
@@ -259,7 +402,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         with self._write() as conn:
             conn.execute("DELETE FROM vectors WHERE collection = ?", (self.collection_name,))
             conn.execute("DELETE FROM collections WHERE name = ?", (self.collection_name,))
-        self._erase_from_log(self._connection())
+        self._erase_from_log(conn)
 
     def col_info(self) -> dict[str, Any]:
         count = self._connection().execute(
@@ -288,6 +431,7 @@ class EmbeddedVectorStore(VectorStoreBase):
                 for n, (vector_id, vector, payload) in enumerate(
                     zip(ids, vectors, payloads, strict=True))]
         with self._write() as conn:
+            old_texts = self._texts_of(conn, [str(vector_id) for vector_id in ids])
             before = conn.total_changes
             conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
                              [(self.collection_name, row[4]) for row in rows])
@@ -296,13 +440,14 @@ class EmbeddedVectorStore(VectorStoreBase):
                 "INSERT INTO vectors (collection, user_id, agent_id, run_id, id, seq, vector, "
                 "payload, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         if replaced:  # the replaced rows' text is still in the log's frames
-            self._erase_from_log(conn)
+            self._erase_from_log(conn, [str(vector_id) for vector_id in ids], old_texts)
 
     def update(self, vector_id: str, vector: Sequence[float] | None = None,
                payload: Mapping[str, Any] | None = None) -> None:
         """Replace the vector and/or the payload of a row (nothing happens for an unknown id);
         the old text leaves every file as a deleted row's does."""
         with self._write() as conn:
+            old_texts = self._texts_of(conn, [str(vector_id)]) if payload is not None else {}
             if vector is not None:
                 conn.execute("UPDATE vectors SET vector = ? WHERE collection = ? AND id = ?",
                              (self._blob(vector), self.collection_name, str(vector_id)))
@@ -312,7 +457,7 @@ class EmbeddedVectorStore(VectorStoreBase):
                     "expires_at = ? WHERE collection = ? AND id = ?",
                     (*_scope_columns(payload), _json(payload), _expiry_column(payload),
                      self.collection_name, str(vector_id)))
-        self._erase_from_log(conn)
+        self._erase_from_log(conn, [str(vector_id)], old_texts)
 
     def delete(self, vector_id: str) -> None:
         self.delete_many([vector_id])
@@ -322,9 +467,10 @@ class EmbeddedVectorStore(VectorStoreBase):
         keeps their text when this returns (a reader of an older snapshot is waited for up
         to ``erasure_wait_ms``; past that, see the module)."""
         with self._write() as conn:
+            texts = self._texts_of(conn, [str(i) for i in vector_ids])
             conn.executemany("DELETE FROM vectors WHERE collection = ? AND id = ?",
                              [(self.collection_name, str(i)) for i in vector_ids])
-        self._erase_from_log(conn)
+        self._erase_from_log(conn, vector_ids, texts)
 
     def get(self, vector_id: str) -> StoredVector | None:
         row = self._connection().execute(
@@ -609,6 +755,36 @@ def vacuum(path: str | Path) -> None:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
+
+
+def _in_unallocated_space(path: Path, texts: Sequence[bytes]) -> list[bool]:
+    """For each of ``texts``: whether it lies in the unallocated space of a b-tree page of
+    the SQLite file at ``path`` (between a page's cell pointers and its cells), where a page
+    rebuilt by a b-tree balance keeps copies of rows it no longer holds. Free pages and
+    deleted rows ``secure_delete`` zeroed; overflow and free-list pages are skipped. Reads
+    one header per page and searches the unallocated spans in place (about 1 ms per MB)."""
+    found = [False] * len(texts)
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        if size < 512 or not texts:
+            return found
+        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            page_size = int.from_bytes(data[16:18], "big")
+            page_size = 65_536 if page_size == 1 else page_size
+            for base in range(0, size - page_size + 1, page_size):
+                header = base + (100 if base == 0 else 0)
+                kind = data[header]
+                if kind not in (2, 5, 10, 13):
+                    continue
+                cells = int.from_bytes(data[header + 3:header + 5], "big")
+                content = int.from_bytes(data[header + 5:header + 7], "big") or 65_536
+                start = header + (8 if kind in (10, 13) else 12) + 2 * cells
+                end = base + min(content, page_size)
+                if start < end:
+                    for n, text in enumerate(texts):
+                        if not found[n] and data.find(text, start, end) >= 0:
+                            found[n] = True
+    return found
 
 
 def _create_private(path: Path) -> None:
