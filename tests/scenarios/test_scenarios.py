@@ -81,6 +81,7 @@ class PythonRun:
             "agents.durable-async.timeout-ms": TIMEOUT_MS,
             LongTermMemoryOptions.EMBEDDING_MODEL_SETUP.key: "hashing",
             LongTermMemoryOptions.BASE_DIR.key: str(base_dir)}
+        self.steps = scenario["steps"]
         self.agent = ScenarioAgent()
         self.harness = self._harness()
         self.committed: list[str] = []  # outputs of earlier harnesses (jobs, attempts)
@@ -144,9 +145,9 @@ class PythonRun:
             per_key.setdefault(line.split("|")[0], []).append(line)
         return per_key
 
-    def keys(self) -> set[str]:
-        return {key for name in ("next_seq", "short_term", *ENGINE_STATES)
-                for key in self.harness._backend.tables[name]}
+    def keys(self) -> list[str]:
+        """Every key the scenario's inputs name."""
+        return sorted({step["input"]["key"] for step in self.steps if "input" in step})
 
     def rows(self, key: str) -> list[str]:
         memory = self.harness.memory.get()
@@ -164,7 +165,7 @@ class PythonRun:
             assert {k: v for k, v in counts.items() if v is not None} == expect["short_term"], \
                 "short-term count per key"
         if "counters" in expect:
-            kept = sorted(k for k in self.keys() if self.harness.state_of(k, "next_seq") is not None)
+            kept = [k for k in self.keys() if self.harness.state_of(k, "next_seq") is not None]
             assert kept == expect["counters"], "the keys that keep their input counter"
         if "rows" in expect:
             keys = {*expect["rows"], *self.outputs_per_key()}
