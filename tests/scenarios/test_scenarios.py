@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from flink_agents_ltm.api.agent import Agent, action
-from flink_agents_ltm.api.events import InputEvent, OutputEvent
+from flink_agents_ltm.api.events import Event, InputEvent, OutputEvent
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
@@ -39,6 +39,31 @@ def call_body(key: str, notes: Any, text: str, index: int) -> str:
     return f"{text}/c{index}"
 
 
+class Hop(Event):
+    """A ``split`` input's second step: the rest of its work."""
+
+    def __init__(self, key: str, spec: dict[str, Any], count: int):
+        self.key, self.spec, self.count = key, spec, count
+
+
+async def calls_and_output(ctx: Any, key: str, spec: dict[str, Any], count: int,
+                           calls: range) -> None:
+    text, add = spec["text"], spec.get("add", "none")
+    notes = ctx.long_term_memory.get_memory_set("notes") \
+        if add != "none" or spec.get("read") else None
+    if spec.get("read"):
+        notes.search(text, limit=5)
+        notes.get()
+    for index in calls:
+        adds_here = notes if add == f"call{index}" else None
+        await ctx.durable_execute_async(call_body, key, adds_here, text, index)
+    if add == "body":
+        notes.add(text)
+    if spec.get("fail", "none") == "after-calls":
+        raise ValueError(f"input {text} fails as the scenario says")
+    ctx.send_event(OutputEvent(f"{key}|{text}|{count}"))
+
+
 class ScenarioAgent(Agent):
     """The scenario agent of the README: input ``(key, behaviour)``."""
 
@@ -49,22 +74,21 @@ class ScenarioAgent(Agent):
     @action(InputEvent)
     async def run(event, ctx):
         key, spec = event.input
-        text, add = spec["text"], spec.get("add", "none")
         count = (ctx.short_term_memory.get("count") or 0) + 1
         ctx.short_term_memory.set("count", count)
-        notes = ctx.long_term_memory.get_memory_set("notes") \
-            if add != "none" or spec.get("read") else None
-        if spec.get("read"):
-            notes.search(text, limit=5)
-            notes.get()
-        for index in range(spec.get("calls", 0)):
-            adds_here = notes if add == f"call{index}" else None
-            await ctx.durable_execute_async(call_body, key, adds_here, text, index)
-        if add == "body":
-            notes.add(text)
-        if spec.get("fail", "none") == "after-calls":
-            raise ValueError(f"input {text} fails as the scenario says")
-        ctx.send_event(OutputEvent(f"{key}|{text}|{count}"))
+        calls = spec.get("calls", 0)
+        if not spec.get("split"):
+            await calls_and_output(ctx, key, spec, count, range(calls))
+            return
+        if calls > 0:  # step 0 makes the first call, step 1 the rest
+            await ctx.durable_execute_async(call_body, key, None, spec["text"], 0)
+        ctx.send_event(Hop(key, spec, count))
+
+    @action(Hop)
+    async def hop(event, ctx):
+        await calls_and_output(ctx, event.key, event.spec, event.count,
+                               range(min(1, event.spec.get("calls", 0)),
+                                     event.spec.get("calls", 0)))
 
 
 def load(path: Path) -> dict[str, Any]:

@@ -164,6 +164,20 @@ class ScenarioSuiteTest {
         }
     }
 
+    /** A {@code split} input's second step: the rest of its work. */
+    public static class Hop extends Event {
+        private static final long serialVersionUID = 1L;
+        final String key;
+        final String spec;
+        final long count;
+
+        Hop(String key, String spec, long count) {
+            this.key = key;
+            this.spec = spec;
+            this.count = count;
+        }
+    }
+
     /** The scenario agent of the README. */
     public static class ScenarioAgent extends Agent {
         private static final long serialVersionUID = 1L;
@@ -173,34 +187,41 @@ class ScenarioSuiteTest {
             @SuppressWarnings("unchecked")
             Tuple2<String, String> input = (Tuple2<String, String>) ((InputEvent) event).getInput();
             JsonNode spec = JSON.readTree(input.f1);
-            String key = input.f0;
-            String text = spec.get("text").asText();
-            String add = spec.path("add").asText("none");
-            boolean read = spec.path("read").asBoolean(false);
             MemoryObject stm = ctx.getShortTermMemory();
             long count = stm.get("count") == null ? 1 : (Long) stm.get("count") + 1;
             stm.set("count", count);
+            int calls = spec.path("calls").asInt(0);
+            if (!spec.path("split").asBoolean(false)) {
+                callsAndOutput(ctx, input.f0, spec, count, 0, calls);
+                return;
+            }
+            if (calls > 0) { // step 0 makes the first call, step 1 the rest
+                call(ctx, input.f0, null, spec.get("text").asText(), 0);
+            }
+            ctx.sendEvent(new Hop(input.f0, input.f1, count));
+        }
+
+        @Action(listenEvents = {Hop.class})
+        public void hop(Event event, RunnerContext ctx) throws Exception {
+            Hop hop = (Hop) event;
+            JsonNode spec = JSON.readTree(hop.spec);
+            int calls = spec.path("calls").asInt(0);
+            callsAndOutput(ctx, hop.key, spec, hop.count, Math.min(1, calls), calls);
+        }
+
+        static void callsAndOutput(RunnerContext ctx, String key, JsonNode spec, long count,
+                int fromCall, int calls) throws Exception {
+            String text = spec.get("text").asText();
+            String add = spec.path("add").asText("none");
+            boolean read = spec.path("read").asBoolean(false);
             MemorySet notes = add.equals("none") && !read ? null
                     : ctx.getLongTermMemory().getMemorySet("notes");
             if (read) {
                 notes.search(text, 5);
                 notes.get();
             }
-            for (int i = 0, n = spec.path("calls").asInt(0); i < n; i++) {
-                String name = text + "/c" + i;
-                MemorySet addsHere = add.equals("call" + i) ? notes : null;
-                ctx.durableExecuteAsync(DurableCallable.of("c" + i, () -> {
-                    Gate.pass(key);
-                    try {
-                        if (addsHere != null) {
-                            addsHere.add(text);
-                        }
-                        CALLS.merge(name, 1, Integer::sum);
-                        return name;
-                    } finally {
-                        Gate.finished();
-                    }
-                }));
+            for (int i = fromCall; i < calls; i++) {
+                call(ctx, key, add.equals("call" + i) ? notes : null, text, i);
             }
             if (add.equals("body")) {
                 notes.add(text);
@@ -209,6 +230,24 @@ class ScenarioSuiteTest {
                 throw new IllegalStateException("input " + text + " fails as the scenario says");
             }
             ctx.sendEvent(new OutputEvent(key + "|" + text + "|" + count));
+        }
+
+        /** Durable call {@code c<index>}: waits at the gate, adds if asked, counts itself. */
+        static String call(RunnerContext ctx, String key, MemorySet addsHere, String text,
+                int index) throws Exception {
+            String name = text + "/c" + index;
+            return ctx.durableExecuteAsync(DurableCallable.of("c" + index, () -> {
+                Gate.pass(key);
+                try {
+                    if (addsHere != null) {
+                        addsHere.add(text);
+                    }
+                    CALLS.merge(name, 1, Integer::sum);
+                    return name;
+                } finally {
+                    Gate.finished();
+                }
+            }));
         }
     }
 
