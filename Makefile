@@ -17,7 +17,7 @@ comma  := ,
 PIP_INSTALL := $(PY) -m pip install --quiet $(if $(filter cpu,$(TORCH)),--extra-index-url $(TORCH_CPU_INDEX))
 
 .PHONY: help install demo example-first-agent example-support-chat example-recovery examples \
-	test test-python test-java test-flink java-demo bench lint clean
+	test test-python test-java test-scenarios test-flink java-demo bench lint clean
 
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 22
@@ -64,6 +64,11 @@ test-python: $(STAMP)  ## only the Python tests (-m "not cluster" skips the Flin
 
 test-java: $(STAMP)  ## build java-bridge offline (mvn -o) and run its JUnit tests on real Pemja
 	cd java-bridge && mvn -o -B package
+
+# tests/scenarios/*.json on both engines (also part of test-python and test-java).
+test-scenarios: $(STAMP)  ## only the scenario suite, on the Python harness and the Java operator (SCENARIOS=regex)
+	$(PY) -m pytest tests/scenarios $(if $(SCENARIOS),-k "$(SCENARIOS)")
+	cd java-bridge && mvn -o -B test -Dtest=ScenarioSuiteTest -Dsurefire.failIfNoSpecifiedTests=false $(if $(SCENARIOS),"-Dscenarios=.*($(SCENARIOS)).*")
 
 # The smoke set on another Flink (docs/flink-versions.md): .venv-flink-$(FLINK) made by
 # scripts/flink-venv (uv, overrides from constraints/), then the tests marked flink_smoke

@@ -642,6 +642,20 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
 
     // ------------------------------------------------------------------ footprint
 
+    /**
+     * How many keys' work is in memory, each parked on a durable call not done yet (the rest
+     * would go on at their next poll); for tests that wait until the operator is quiet.
+     */
+    int keysAwaitingACall() {
+        int awaiting = 0;
+        for (KeyWork<IN> work : works.values()) {
+            if (work.run != null && work.run.parked != null && !work.run.parked.future.isDone()) {
+                awaiting++;
+            }
+        }
+        return awaiting;
+    }
+
     /** The engine's keyed state entries and timers now (short-term memory not counted). */
     public Footprint footprint() throws Exception {
         int processing = -1;
