@@ -144,8 +144,9 @@ class EarlierBuildStateTest {
         for (String line : both) {
             String key = line.split("\\|")[0];
             int n = seq.merge(key, 1, Integer::sum) - 1;
-            String observation = Incarnation.observationId(key,
-                    key.equals("eve") ? incarnation : Incarnation.LEGACY, n, 0);
+            // Spelled out, not through Incarnation: the rule under test.
+            String observation = (key.equals("eve") ? key + "@" + incarnation : key) + "#" + n
+                    + "#0";
             String expected = RunsOfAJobTest.itemId(MakeJavaStateFixture.MEMORY_JOB, key,
                     observation);
             String id = line.substring(line.lastIndexOf('|') + 1);
