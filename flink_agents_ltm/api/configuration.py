@@ -477,8 +477,12 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
 
 
 def unknown_key_message(key: str, known: Iterable[str], aliases: Iterable[str] = ()) -> str:
-    """``unknown configuration key 'x'; did you mean 'y'?`` plus the known keys; the
+    """``unknown configuration key 'x'; did you mean 'y'?`` (one short line), or, when no
+    known key is close, the known keys of the same first part (``agents.``, ...); the
     suggestion may also be one of ``aliases`` (other keys of the options, not listed)."""
-    known = sorted(known)
-    return f"unknown configuration key '{key}'{did_you_mean(key, [*known, *aliases])} " \
-           f"Known keys: {', '.join(known)}"
+    suggestion = did_you_mean(key, [*known, *aliases])
+    if suggestion != ".":
+        return f"unknown configuration key '{key}'{suggestion}"
+    prefix = key.split(".", 1)[0] + "."
+    near = sorted(k for k in known if k.startswith(prefix)) or sorted(known)
+    return f"unknown configuration key '{key}'. Known keys: {', '.join(near)}"

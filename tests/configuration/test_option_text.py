@@ -63,15 +63,25 @@ def test_text_that_does_not_fit_the_option_is_refused_naming_the_option(key, tex
 def test_an_unknown_key_is_refused_with_the_closest_known_one():
     with pytest.raises(UnknownConfigKeyError) as refused:
         AgentsConfiguration().set_string("agents.durable-async.capcity", "8")
-    assert str(refused.value).startswith(
+    assert str(refused.value) == (
         "unknown configuration key 'agents.durable-async.capcity'; did you mean "
-        "'agents.durable-async.capacity'? Known keys: agents.action-state.retained, ")
+        "'agents.durable-async.capacity'?")
+
+
+def test_a_misspelt_long_term_memory_key_gets_one_short_line_naming_the_right_one():
+    with pytest.raises(UnknownConfigKeyError) as refused:
+        AgentsConfiguration({"long-term-memory.vectorstore": "x"})
+    assert str(refused.value).strip("'\"") == (
+        "unknown configuration key 'long-term-memory.vectorstore'; did you mean "
+        "'long-term-memory.vector-store'?")
 
 
 def test_an_unknown_key_far_from_every_known_one_gets_the_list_only():
     with pytest.raises(KeyError) as refused:
         AgentsConfiguration().set("agents.zzz", 1)
-    assert str(refused.value).startswith("unknown configuration key 'agents.zzz'. Known keys:")
+    assert str(refused.value).startswith(
+        "unknown configuration key 'agents.zzz'. Known keys: agents.action-state.retained, ")
+    assert ", long-term-memory." not in str(refused.value)  # only the keys of its first part
 
 
 def test_a_key_missing_its_middle_part_is_found_by_its_last_part():
