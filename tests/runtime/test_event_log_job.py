@@ -101,7 +101,10 @@ def test_the_jobs_event_log_holds_every_record_and_trace_prints_the_keys_tree(
     assert code == 0
     assert lines[0] == "input #0 of key 'alice' (InputEvent): [\"alice\", " + json.dumps(
         str(events.parent / "release")) + "]"
-    assert lines[1].startswith("  action answer on InputEvent [alice#0#0]: completed in ")
+    # the observation id names this run of the job: alice@<its incarnation>#0#0
+    [observation] = {r["observation_id"] for r in records if r["record"] == "action"}
+    assert re.fullmatch(r"alice@[0-9a-f]{16}#0#0", observation)
+    assert lines[1].startswith(f"  action answer on InputEvent [{observation}]: completed in ")
     assert [line.split(":")[0] for line in lines[2:8]] == [
         "    call call0 chat model 'assistant'", "    call call1 tool 'lookup'",
         "    call call2 chat model 'assistant'",
