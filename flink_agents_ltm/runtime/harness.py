@@ -216,6 +216,7 @@ class ManualWorkerPool:
         self._capacity = capacity
         self._timeout_s = timeout_s
         self._max_abandoned = capacity if max_abandoned is None else max_abandoned
+        self.finished = 0  # calls finished so far (WorkerPool.finished)
         self.sync = sync
         self.run_on_wait = run_on_wait
         self.hanging: set[str] = set()
@@ -319,6 +320,7 @@ class ManualWorkerPool:
         self._running.pop(handle, None)
         self._abandoned.pop(handle, None)
         handle.finish(result, error, self._clock.monotonic())
+        self.finished += 1
         return handle
 
 

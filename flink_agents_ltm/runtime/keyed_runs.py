@@ -237,6 +237,7 @@ class KeyedRunEngine:
         self._metrics = metrics if metrics is not None else RuntimeMetricGroup()
         self._works: dict[Any, _KeyWork] = {}
         self._current: _KeyWork | None = None
+        self._finished_seen = -1  # the pool's finished-call counter at resume_ready's last look
         self._driver = ActionDriver(pool, clock, stats, settings.timeout_s, self._enter,
                                     self._on_record)
 
@@ -297,6 +298,10 @@ class KeyedRunEngine:
         resumed here goes on exactly as its poll timer would have resumed it: the timer
         stays registered (and finds the key parked on its next call, or gone)."""
         outputs: list[Any] = []
+        finished = self._pool.finished
+        if finished == self._finished_seen:  # no call finished since the last look
+            return outputs
+        self._finished_seen = finished
         ready = [work for work in self._works.values() if self._call_done(work)]
         for work in ready:  # a key's progress never touches another key's work
             self._advance_key(work, enter_key(work.key), outputs, None)

@@ -186,6 +186,11 @@ class WorkerPool(Protocol[Handle]):
         """Calls holding a slot."""
 
     @property
+    def finished(self) -> int:
+        """How many calls have finished so far (a counter: a host looks for calls that are
+        done only when it moved)."""
+
+    @property
     def abandoned(self) -> int:
         """Timed-out calls whose thread still runs."""
 

@@ -140,6 +140,7 @@ class ThreadWorkerPool:
         self._cancelled = False
         self._cancelled_check = cancelled  # on the mailbox thread only
         self._before_call = before_call
+        self._finished = 0  # calls finished so far (written under the lock)
 
     def cancel(self) -> None:
         """From any thread: the mailbox thread stops waiting for calls (it raises
@@ -174,6 +175,10 @@ class ThreadWorkerPool:
     @property
     def abandoned(self) -> int:
         return len(self._abandoned)
+
+    @property
+    def finished(self) -> int:
+        return self._finished
 
     def submit(self, call: DurableCall, position: str) -> PooledCall:
         with self._lock:
@@ -263,6 +268,7 @@ class ThreadWorkerPool:
             finished = self._clock.monotonic()
             with self._lock:
                 pooled.finish(result, error, finished)
+                self._finished += 1
                 self._running.discard(pooled)
                 self._abandoned.discard(pooled)
                 self._lock.notify_all()
