@@ -97,7 +97,7 @@ class Prompt:
         given = self._values(values, kwargs)
         if isinstance(self.template, str):
             return self._fill(self.template, given)
-        return "\n".join(f"{m.role.value}: {self._fill(m.content, given)}"
+        return "\n".join(f"{MessageRole(m.role).value}: {self._fill(m.content, given)}"
                          for m in self.template)
 
     def format_messages(self, values: Mapping[str, Any] | None = None, /, *,
