@@ -35,7 +35,7 @@ EVENTS = 1024
 RATE = 50  # events/s: the input lasts ~20 s, so the kill lands mid-run
 KILL_AFTER = EVENTS // 4  # durable calls started before the kill
 JOB_CLASS = "org.flinkagents.ltm.job.CountingAgentJob"
-OPERATOR = "agent "  # the Java agent's operator: "agent <its class's name>"
+OPERATOR = "Agent: "  # the Java agent's operator: "Agent: <its class's name>", as in Python
 
 pytestmark = pytest.mark.cluster
 

@@ -182,7 +182,7 @@ def rest(cluster, path):
         return json.load(response)
 
 
-def a_taskmanager_running_the_agent(cluster, operator="KEYED PROCESS"):
+def a_taskmanager_running_the_agent(cluster, operator="Agent: "):
     """A TaskManager that runs a subtask of the agent operator, the job vertex whose name
     starts with ``operator`` (found through the REST API)."""
     jobs = rest(cluster, "/jobs")["jobs"]

@@ -323,4 +323,12 @@ def build_agent_stream(env, stream, key_selector, agent: Agent, config,
     check_resources(agent, resources)
     return stream.key_by(CheckedKeySelector(key_selector)).process(
         AgentOperator(agent, config.to_dict(), resources, submission or JobSubmission.new()),
-        output_type=Types.PICKLED_BYTE_ARRAY())
+        output_type=Types.PICKLED_BYTE_ARRAY()).name(operator_name(agent))
+
+
+def operator_name(agent: Agent) -> str:
+    """What Flink's web UI, REST API and metric scopes call the agent's operator, in the
+    style of Flink's own ``Source: ...`` and ``Sink: ...``. A name is not part of an
+    operator's identity in a savepoint (its generated hash is), so state written by a
+    build whose operator was still called ``KEYED PROCESS`` restores."""
+    return f"Agent: {type(agent).__name__}"

@@ -27,7 +27,7 @@ public final class OperatorAgentRuntime implements AgentRuntime {
                     TypeInformation<O> type) {
                 TypeSerializer<T> inputs = input.getType().createSerializer(
                         input.getExecutionConfig().getSerializerConfig());
-                return input.transform("agent " + plan.agentName(), type,
+                return input.transform("Agent: " + plan.agentName(), type,
                         new AgentOperator<K, T, O>(plan, settings, inputs));
             }
         };
