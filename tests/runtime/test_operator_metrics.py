@@ -51,6 +51,7 @@ def scrape(port, attempt):
         if name == "op_memoryOperations":
             name = "memoryOperations." + labels["op"]
         metrics[name] = float(value)
+        metrics.setdefault("operator_name", labels.get("operator_name"))
     return metrics
 
 
@@ -104,6 +105,12 @@ def test_a_reporter_sees_the_agent_counters(blocked_run):
         "durableCallsSubmitted": 2, "durableCallsFailed": 1, "memoryEventsEmitted": 4}
     assert {op: metrics.get(f"memoryOperations.{op}") for op in
             ("add", "get", "search", "delete")} == {"add": 1, "get": 1, "search": 1, "delete": 1}
+
+
+def test_the_metrics_carry_the_agents_name(blocked_run):
+    metrics, _ = blocked_run
+    # the Prometheus reporter writes a space as "_", as in Flink's own "Source:_..."
+    assert metrics["operator_name"] == "Agent:_MetricsAgent"
 
 
 def test_a_reporter_sees_the_gauges_set_by_the_operator(blocked_run):
