@@ -77,10 +77,10 @@ from flink_agents_ltm import trace as tracing
 from flink_agents_ltm.api.chat_models import BaseEmbeddingModelSetup
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.event_log import configured_file
+from flink_agents_ltm.api.home import home
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions, LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
-from flink_agents_ltm.integrations.mem0.environment import default_home
 
 PROGRAM = "flink-agents-ltm"
 CONFIG_VARIABLE = "FLINK_AGENTS_LTM_CONFIG"
@@ -193,7 +193,7 @@ def describe_store(config: AgentsConfiguration, job_id: str) -> str:
     """Where the memory lives, with secrets masked."""
     store = config.get(LongTermMemoryOptions.VECTOR_STORE)
     if store is None:
-        base = config.get(LongTermMemoryOptions.BASE_DIR) or default_home()
+        base = home(config.get(LongTermMemoryOptions.BASE_DIR))
         return f"the embedded store of job '{job_id}' under {base}"
     if isinstance(store, str):
         return f"the declared vector store '{store}'"

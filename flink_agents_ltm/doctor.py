@@ -34,6 +34,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from flink_agents_ltm.api.home import home as project_home
+from flink_agents_ltm.api.home import home_source
 from flink_agents_ltm.api.options import LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.flink_compat import flink_python_jar, unsupported_reason
@@ -43,7 +45,6 @@ from flink_agents_ltm.integrations.extras import (
     extra_named,
     require_extra,
 )
-from flink_agents_ltm.integrations.mem0.environment import HOME_VARIABLE, default_home
 
 OK, FAIL, SKIP = "OK", "FAIL", "SKIP"
 DISTRIBUTION = "flink-agents-ltm"
@@ -174,9 +175,9 @@ def _private_problems(folder: Path) -> list[str]:
 
 
 def check_home(setup: Setup) -> Result:
-    home = default_home()
+    home = project_home()
     folders = [home] + ([setup.base_dir] if setup.base_dir and setup.base_dir != home else [])
-    source = f"${HOME_VARIABLE}" if os.environ.get(HOME_VARIABLE) else "the default"
+    source = home_source()
     existing = [folder for folder in folders if folder.exists()]
     if not existing:
         return Result(OK, f"{home} ({source}) does not exist yet; it is created 0700")

@@ -8,10 +8,11 @@ The log itself is :mod:`flink_agents_ltm.runtime.event_log`; what a line holds i
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from flink_agents_ltm.api.home import home
 
 __all__ = ["EVENT_LOGGER", "FILE_NAME", "LEVELS", "OFF", "SINKS", "default_file",
            "parse_level", "parse_levels"]
@@ -53,8 +54,7 @@ def default_file(base_dir: str | None) -> Path:
     """Where the ``file`` sink writes when ``agents.event-log.file`` is unset:
     ``event-log/events.jsonl`` under the embedded base-dir, else $FLINK_AGENTS_LTM_HOME,
     else ~/.flink-agents-ltm (next to the memory audit log)."""
-    home = base_dir or os.environ.get("FLINK_AGENTS_LTM_HOME") or "~/.flink-agents-ltm"
-    return Path(home).expanduser() / "event-log" / FILE_NAME
+    return home(base_dir) / "event-log" / FILE_NAME
 
 
 def configured_file(config: Mapping[str, Any] | Any, file_key: str, base_key: str) -> Path:

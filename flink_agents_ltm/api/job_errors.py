@@ -45,6 +45,7 @@ from typing import Any
 from py4j.protocol import Py4JJavaError  # type: ignore[import-untyped]
 
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+from flink_agents_ltm.api.home import home as project_home
 from flink_agents_ltm.api.redaction import redact_text
 
 __all__ = ["COLLECT_RESTORE_ERROR", "VERBOSE_VARIABLE", "CollectFromSavepointWarning",
@@ -52,7 +53,6 @@ __all__ = ["COLLECT_RESTORE_ERROR", "VERBOSE_VARIABLE", "CollectFromSavepointWar
            "install_excepthook", "verbose"]
 
 VERBOSE_VARIABLE = "FLINK_AGENTS_LTM_VERBOSE"
-HOME_VARIABLE = "FLINK_AGENTS_LTM_HOME"
 PACKAGE = "flink_agents_ltm"
 
 # The project's exception as Python prints it last in a traceback (process mode, inside
@@ -169,7 +169,7 @@ class JobFailureShaper:
 
     def __init__(self, job_id: str, home: str | Path | None):
         self._job_id = job_id
-        self._home = Path(home).expanduser() if home else _default_home()
+        self._home = project_home(home)
 
     @property
     def logs(self) -> Path:
@@ -290,11 +290,6 @@ class _ShapedIterator:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._iterator, name)
-
-
-def _default_home() -> Path:
-    configured = os.environ.get(HOME_VARIABLE)
-    return Path(configured).expanduser() if configured else Path.home() / ".flink-agents-ltm"
 
 
 _hook_lock = threading.Lock()

@@ -12,9 +12,7 @@ the job is observed, ignored with a warning (``docs/coming-from-flink-agents.md`
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, ClassVar
 
 from flink_agents_ltm.api.configuration import (
@@ -26,6 +24,7 @@ from flink_agents_ltm.api.configuration import (
     enum_name,
 )
 from flink_agents_ltm.api.event_log import SINKS, parse_level, parse_levels
+from flink_agents_ltm.api.home import home
 from flink_agents_ltm.api.memory.audit import FILE_NAME as AUDIT_FILE_NAME
 from flink_agents_ltm.api.memory.audit import MemoryAuditLog
 from flink_agents_ltm.api.memory.expiry import Retention
@@ -353,9 +352,7 @@ class LongTermMemoryOptions:
             return None
         file = config.get(cls.AUDIT_LOG_FILE)
         if not file:
-            home = (config.get(cls.BASE_DIR) or os.environ.get("FLINK_AGENTS_LTM_HOME")
-                    or "~/.flink-agents-ltm")
-            file = str(Path(home).expanduser() / "audit" / AUDIT_FILE_NAME)
+            file = str(home(config.get(cls.BASE_DIR)) / "audit" / AUDIT_FILE_NAME)
         return MemoryAuditLog(file, reads=bool(config.get(cls.AUDIT_READS)))
 
     @classmethod

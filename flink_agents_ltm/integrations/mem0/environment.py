@@ -11,26 +11,17 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from pathlib import Path
+
+from flink_agents_ltm.api.home import home as project_home
 
 log = logging.getLogger(__name__)
-
-HOME_VARIABLE = "FLINK_AGENTS_LTM_HOME"
-
-
-def default_home() -> Path:
-    """Where embedded stores live unless configured: $FLINK_AGENTS_LTM_HOME, else
-    ~/.flink-agents-ltm."""
-    configured = os.environ.get(HOME_VARIABLE)
-    return Path(configured).expanduser() if configured else Path.home() / ".flink-agents-ltm"
-
 
 def prepare_environment() -> None:
     if "mem0" in sys.modules and "MEM0_TELEMETRY" not in os.environ:
         log.warning("mem0 was imported before flink_agents_ltm could turn its telemetry off")
     os.environ.setdefault("MEM0_TELEMETRY", "false")
     if "MEM0_DIR" not in os.environ:  # Mem0 creates it at import: make ours private first
-        home = default_home()  # the home lists every job: private too, when we create it
+        home = project_home()  # the home lists every job: private too, when we create it
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         mem0_dir = home / "mem0"
         mem0_dir.mkdir(mode=0o700, exist_ok=True)

@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from flink_agents_ltm.api.configuration import ConfigurationError
+from flink_agents_ltm.api.home import home
 from flink_agents_ltm.api.redaction import redact
 from flink_agents_ltm.api.vector_stores import BaseVectorStore
 from flink_agents_ltm.integrations.mem0 import embedded_store
 from flink_agents_ltm.integrations.mem0.backends import StoreBackend, backend_for
 from flink_agents_ltm.integrations.mem0.backends.qdrant import EmbeddedStoreInUseError
-from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
+from flink_agents_ltm.integrations.mem0.environment import import_mem0
 from flink_agents_ltm.integrations.mem0.history import without_history
 from flink_agents_ltm.integrations.mem0.resource_store import mem0_vector_store_config
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
@@ -87,7 +88,7 @@ class StoreSpec:
                 f"embedder={self.embedder!r}, llm={self.llm!r}, base_dir={self.base_dir!r})")
 
     def job_dir(self) -> Path:
-        return (self.base_dir or default_home()) / _folder_name(self.job_id)
+        return home(self.base_dir) / _folder_name(self.job_id)
 
     def dimensions(self) -> int:
         if isinstance(self.embedder, str):

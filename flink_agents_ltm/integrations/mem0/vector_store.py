@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from flink_agents_ltm.api.filters import MetadataFilter, field_names, matches
+from flink_agents_ltm.api.home import home
 from flink_agents_ltm.api.resources import ResourceLookup
 from flink_agents_ltm.api.vector_stores import (
     CollectionInfo,
@@ -57,7 +58,7 @@ from flink_agents_ltm.integrations.mem0 import private_api
 from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
 from flink_agents_ltm.integrations.mem0.backends.filter_parts import read_matching
 from flink_agents_ltm.integrations.mem0.backends.qdrant import quiet_payload_indexes
-from flink_agents_ltm.integrations.mem0.environment import default_home, import_mem0
+from flink_agents_ltm.integrations.mem0.environment import import_mem0
 
 import_mem0()
 from mem0.embeddings.base import EmbeddingBase  # noqa: E402
@@ -158,7 +159,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         self._with_dimensions = "embedding_model_dims" in fields
         self._backend = backend_for(provider)
         if "path" in fields and not config.get("path") and self._backend.is_local(config):
-            config["path"] = str(default_home() / "vector_stores" / provider)
+            config["path"] = str(home() / "vector_stores" / provider)
         self._config = config
         _validated(provider, self._settings(self.collection, dimensions or 1))
         self._stores: dict[str, VectorStoreBase] = {}

@@ -18,11 +18,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from flink_agents_ltm.api.home import home
 from flink_agents_ltm.api.options import AgentsConfiguration, LongTermMemoryOptions
 from flink_agents_ltm.runtime.action_state.lookup import Lookup, RunTag
 
 FILE_NAME = "action-state.sqlite"
-HOME_VARIABLE = "FLINK_AGENTS_LTM_HOME"
 _LONGEST_FILE_NAME = 255
 
 # v2: rows name the input they serve (a file of v1 keeps its old table, unread)
@@ -64,9 +64,7 @@ def job_folder(job_id: str) -> str:
 
 
 def default_path(job_id: str, config: AgentsConfiguration) -> Path:
-    base = config.get(LongTermMemoryOptions.BASE_DIR) or os.environ.get(HOME_VARIABLE)
-    home = Path(base).expanduser() if base else Path.home() / ".flink-agents-ltm"
-    return home / job_folder(job_id) / FILE_NAME
+    return home(config.get(LongTermMemoryOptions.BASE_DIR)) / job_folder(job_id) / FILE_NAME
 
 
 class SqliteActionStateStore:
