@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from flink_agents_ltm.api.events import Event
 from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
+from flink_agents_ltm.api.memory_object import MemoryObject
 from flink_agents_ltm.api.metric_group import MetricGroup
 from flink_agents_ltm.api.resources import ResourceType
 
@@ -56,39 +57,6 @@ class _CallAgain:
 
 CALL_AGAIN = _CallAgain()
 """What ``reconciler()`` returns to say "the side effect did not happen: call again"."""
-
-
-class MemoryObject(ABC):
-    """A tree of values addressed by dotted paths; an object node is itself a
-    :class:`MemoryObject`."""
-
-    @abstractmethod
-    def get(self, path: str, default: Any = None) -> Any:
-        """The value at ``path`` (a copy), a ``MemoryObject`` for an object
-        node, or ``default``."""
-
-    @abstractmethod
-    def set(self, path: str, value: Any) -> None:
-        """Store a copy of ``value`` at ``path``, creating parent objects."""
-
-    @abstractmethod
-    def new_object(self, path: str, overwrite: bool = False) -> MemoryObject:
-        """Create an empty object node at ``path``."""
-
-    @abstractmethod
-    def is_exist(self, path: str) -> bool: ...
-
-    @abstractmethod
-    def get_field_names(self) -> list[str]:
-        """Names of the direct children of this node."""
-
-    @abstractmethod
-    def get_fields(self) -> dict[str, Any]:
-        """Direct children; object nodes appear as nested dicts."""
-
-    @abstractmethod
-    def delete(self, path: str) -> bool:
-        """Remove ``path`` and everything under it; whether it existed."""
 
 
 class RunnerContext(ABC):

@@ -40,7 +40,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
-from flink_agents_ltm.api.runner_context import MemoryObject
+from flink_agents_ltm.api.memory_object import MemoryObject
 
 __all__ = ["CONTEXT_PARAMETER", "Tool", "ToolCallError", "ToolContext", "tool"]
 
