@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from bench._results import add_json_argument, write_results
-from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
+from flink_agents_ltm.integrations.mem0.providers.embedded.store import EmbeddedVectorStore
 
 DIMS = 384
 TOP_K = 60

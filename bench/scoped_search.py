@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from bench._results import add_json_argument, write_results
-from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.integrations.mem0.providers.embedded.store import EmbeddedVectorStore
 
 KEYS = 100
 DIMS = 384

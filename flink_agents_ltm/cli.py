@@ -225,7 +225,7 @@ def require_store(config: AgentsConfiguration, job_id: str) -> None:
     store = _resolved_store(config, job_id)
     if store is None:
         return
-    from flink_agents_ltm.integrations.mem0.backends import backend_for
+    from flink_agents_ltm.integrations.mem0.providers import backend_for
 
     reason = backend_for(str(store.get("provider"))).missing_job(
         dict(store.get("config") or {}), job_id, describe_store(config, job_id))
@@ -374,7 +374,7 @@ def compaction(config: AgentsConfiguration, job_id: str, factory: str
     store = _resolved_store(config, job_id)
     compact = None
     if store is not None:
-        from flink_agents_ltm.integrations.mem0.backends import backend_for
+        from flink_agents_ltm.integrations.mem0.providers import backend_for
 
         settings = dict(store.get("config") or {})
         compact = backend_for(str(store.get("provider"))).compactor(settings)

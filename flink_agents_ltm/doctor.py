@@ -313,12 +313,12 @@ def check_pemja(setup: Setup) -> Result:
 
 
 def _store_backend(setup: Setup) -> Any:
-    """The backend of the configured store (:mod:`.integrations.mem0.backends`, imported
+    """The backend of the configured store (:mod:`.integrations.mem0.providers`, imported
     only when a store is configured), ``None`` without one or for a declared store."""
     store = setup.vector_store
     if not isinstance(store, Mapping):
         return None
-    from flink_agents_ltm.integrations.mem0.backends import backend_for
+    from flink_agents_ltm.integrations.mem0.providers import backend_for
 
     return backend_for(str(store.get("provider")))
 
@@ -331,7 +331,7 @@ def check_store(setup: Setup) -> Result:
     provider = setup.vector_store.get("provider")
     config = dict(setup.vector_store.get("config") or {})
     backend = _store_backend(setup)
-    from flink_agents_ltm.integrations.mem0.backends.base import StoreCheckError
+    from flink_agents_ltm.integrations.mem0.providers.base import StoreCheckError
 
     progress(f"store: running the {provider} store's self-check")
     try:

@@ -67,7 +67,7 @@ def test_every_exception_class_of_the_package_derives_from_the_root():
     ("flink_agents_ltm.api.errors.DurableResultNotSerializableError", TypeError),
     ("flink_agents_ltm.api.vector_stores.DocumentNotFoundError", LookupError),
     ("flink_agents_ltm.integrations.extras.MissingExtraError", ImportError),
-    ("flink_agents_ltm.integrations.mem0.pgvector_connection.PgvectorUnavailableError",
+    ("flink_agents_ltm.integrations.mem0.providers.pgvector.connection.PgvectorUnavailableError",
      ConnectionError),
 ])
 def test_an_error_keeps_its_standard_base_beside_the_root(name, standard):

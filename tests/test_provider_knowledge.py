@@ -1,5 +1,5 @@
 """What a vector store provider is and does is known in one place: its backend
-(``integrations/mem0/backends/``); Mem0's and qdrant-client's private members are touched
+(``integrations/mem0/providers/``); Mem0's and qdrant-client's private members are touched
 in one file (``integrations/mem0/private_api.py``); and the integrations' subpackages
 import each other one way only. These tests read the package's code (its syntax trees),
 so a decision by a provider's name, a private member or an import that comes back
@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "flink_agents_ltm"
-BACKENDS = PACKAGE / "integrations" / "mem0" / "backends"
+BACKENDS = PACKAGE / "integrations" / "mem0" / "providers"
 PRIVATE_API = PACKAGE / "integrations" / "mem0" / "private_api.py"
 
 # Attributes a store may or may not have, which only a backend may probe for.
@@ -26,7 +26,7 @@ def _providers() -> tuple[frozenset[str], frozenset[str]]:
     and the names of the store classes it makes."""
     from mem0.utils.factory import VectorStoreFactory
 
-    from flink_agents_ltm.integrations.mem0 import backends  # noqa: F401 - registers ours
+    from flink_agents_ltm.integrations.mem0 import providers  # noqa: F401 - registers ours
 
     table = VectorStoreFactory.provider_to_class
     classes = {path.rsplit(".", 1)[1] for path in table.values()} | {"QdrantLocal"}
@@ -43,7 +43,7 @@ def _modules(root: Path) -> Iterator[tuple[str, ast.AST]]:
 
 
 def _outside_adapters(relative: str) -> bool:
-    return not (relative.startswith("flink_agents_ltm/integrations/mem0/backends/")
+    return not (relative.startswith("flink_agents_ltm/integrations/mem0/providers/")
                 or relative == "flink_agents_ltm/integrations/mem0/private_api.py")
 
 
@@ -218,7 +218,7 @@ def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
 def test_no_module_outside_the_backends_decides_by_a_vector_store_providers_name():
     found = provider_decisions()
     assert not found, ("decisions by a vector store provider belong in its backend "
-                       f"(integrations/mem0/backends/): {found}")
+                       f"(integrations/mem0/providers/): {found}")
 
 
 def test_only_the_facade_touches_private_members_of_mem0_or_qdrant_client():
@@ -233,8 +233,8 @@ def test_the_integrations_subpackages_import_each_other_without_a_cycle():
 
 
 def test_every_provider_mem0_knows_gets_a_backend_and_the_tested_ones_their_own():
-    from flink_agents_ltm.integrations.mem0.backends import backend_for
-    from flink_agents_ltm.integrations.mem0.backends.generic import GenericBackend
+    from flink_agents_ltm.integrations.mem0.providers import backend_for
+    from flink_agents_ltm.integrations.mem0.providers.generic import GenericBackend
 
     own = {p: type(backend_for(p)).__name__ for p in ("qdrant", "pgvector", "faiss", "chroma",
                                                         "flink_agents_embedded", "flink_agents")}
@@ -273,7 +273,7 @@ def test_the_class_members_the_facade_relies_on_exist_in_the_installed_mem0():
     ('if store["provider"] == "pgvector":\n    pass\n', provider_decisions),
     ('if type(store).__name__ == "Qdrant":\n    pass\n', provider_decisions),
     ("KEYS = {'qdrant': ('host',)}\n", provider_decisions),
-    ("from flink_agents_ltm.integrations.mem0.embedded_store import PROVIDER as P\n"
+    ("from flink_agents_ltm.integrations.mem0.providers.embedded.store import PROVIDER as P\n"
      "if provider == P:\n    pass\n", provider_decisions),
     ("if hasattr(store, 'delete_many'):\n    pass\n", provider_decisions),
     ("x = memory._entity_store\n", private_member_uses),

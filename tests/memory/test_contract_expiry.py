@@ -246,7 +246,7 @@ def test_an_embedded_store_file_from_before_expiry_gets_the_column_and_its_rows_
         tmp_path):
     import sqlite3
 
-    from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
+    from flink_agents_ltm.integrations.mem0.providers.embedded.store import EmbeddedVectorStore
 
     path = str(tmp_path / "vectors.sqlite3")
     scope = {"user_id": "j", "agent_id": "k", "run_id": "n"}

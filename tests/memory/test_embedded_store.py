@@ -13,9 +13,12 @@ import pytest
 from mem0.configs.llms.base import BaseLlmConfig
 from mem0.llms.base import LLMBase
 
-from flink_agents_ltm.integrations.mem0.embedded_store import SCAN_CHUNK, EmbeddedVectorStore
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.integrations.mem0.providers.embedded.store import (
+    SCAN_CHUNK,
+    EmbeddedVectorStore,
+)
 from tests.memory.conftest import RecordingMemory, unwrapped
 
 DRINKS = [

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flink_agents_ltm.integrations.mem0 import embedded_store
-from flink_agents_ltm.integrations.mem0.embedded_store import EmbeddedVectorStore
+from flink_agents_ltm.integrations.mem0.providers.embedded import store as embedded_store
+from flink_agents_ltm.integrations.mem0.providers.embedded.store import EmbeddedVectorStore
 
 DIMS = 16
 DELETERS = 8

@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flink_agents_ltm.integrations.mem0.embedded_store import (
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.integrations.mem0.providers.embedded.store import (
     EmbeddedVectorStore,
     _in_unallocated_space,
 )
-from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
-from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
 
 DIMS = 384  # a real row's size: a whole 64 kB page holds ~40 of them
 

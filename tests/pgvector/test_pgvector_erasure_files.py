@@ -16,7 +16,7 @@ import psycopg2
 import pytest
 
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec
-from flink_agents_ltm.integrations.mem0.pgvector_store import vacuum_full
+from flink_agents_ltm.integrations.mem0.providers.pgvector.store import vacuum_full
 from tests.cli.test_erase_key import VECTOR_STORE, remember, run_cli, values_of
 
 

@@ -13,8 +13,8 @@ import logging
 import numpy as np
 import pytest
 
-from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.integrations.mem0.providers.pgvector import backend as pgvector_backend
 from tests.pgvector.random_rows import FENCE
 from tests.pgvector.recording import selects
 from tests.pgvector.test_pgvector_scope_index import BIG, exact_top, warnings

@@ -12,9 +12,9 @@ import logging
 
 import numpy as np
 
-from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.integrations.mem0.providers.pgvector import backend as pgvector_backend
 from tests.pgvector.random_rows import BIG_SHARE, ROWS
 from tests.pgvector.recording import record_statements, selects
 from tests.pgvector.test_pgvector_server import connect

@@ -9,9 +9,9 @@ The statements are the ones really sent (a recording cursor); the server is real
 import numpy as np
 import pytest
 
-from flink_agents_ltm.integrations.mem0.backends import pgvector as pgvector_backend
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+from flink_agents_ltm.integrations.mem0.providers.pgvector import backend as pgvector_backend
 from tests.pgvector.random_rows import fill_random_rows
 from tests.pgvector.recording import record_statements
 from tests.pgvector.test_pgvector_server import connect

@@ -19,7 +19,7 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from flink_agents_ltm.integrations.mem0.pgvector_selfcheck import (
+from flink_agents_ltm.integrations.mem0.providers.pgvector.selfcheck import (
     PgvectorSelfCheckError,
     check_pgvector,
     cpu_summary,

@@ -16,7 +16,7 @@ import pytest
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryError
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorTimeoutError
+from flink_agents_ltm.integrations.mem0.providers.pgvector.connection import PgvectorTimeoutError
 
 
 class SilentServer:

@@ -189,7 +189,7 @@ def test_an_insert_cut_between_its_two_files_is_dropped_when_the_collection_open
     again = opened(tmp_path)
     try:
         assert [(r.levelno, r.getMessage()) for r in caplog.records
-                if r.name.endswith("faiss_files")] == [(
+                if r.name.endswith("faiss.files")] == [(
             logging.WARNING, f"FAISS collection 'notes' in {tmp_path}: dropped 2 vectors of an "
             "insert that did not complete (its process stopped between saving the index and "
             "the docstore)")]
@@ -204,7 +204,7 @@ def test_an_insert_cut_between_its_two_files_is_dropped_when_the_collection_open
 
 
 def test_a_delete_cut_between_its_two_files_is_refused_when_the_collection_opens(tmp_path):
-    from flink_agents_ltm.integrations.mem0.faiss_files import TornCollectionError
+    from flink_agents_ltm.integrations.mem0.providers.faiss.files import TornCollectionError
 
     store = opened(tmp_path)
     store.add([Document(t, id=t, embedding=hashed_bag_of_words(t, 64)) for t in ("a", "b")])

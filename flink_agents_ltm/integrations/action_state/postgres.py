@@ -42,7 +42,10 @@ from typing import Any
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.options import AgentsConfiguration
-from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection, dropped
+from flink_agents_ltm.integrations.mem0.providers.pgvector.connection import (
+    PgvectorConnection,
+    dropped,
+)
 from flink_agents_ltm.runtime.action_state.store import Lookup, RunTag
 
 GROUP_MOST = 512  # statements in one group commit at most
@@ -77,7 +80,7 @@ CREATE INDEX IF NOT EXISTS {TABLE}_input ON {TABLE} (job, input_key, fingerprint
 
 
 def open_store(job_id: str, config: AgentsConfiguration) -> PostgresActionStateStore:
-    from flink_agents_ltm.integrations.mem0.backends import backend_for
+    from flink_agents_ltm.integrations.mem0.providers import backend_for
 
     store = config.get(LongTermMemoryOptions.VECTOR_STORE)
     connection = (backend_for(str(store.get("provider"))).connect(dict(store.get("config") or {}))

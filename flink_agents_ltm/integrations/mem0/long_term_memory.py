@@ -35,11 +35,11 @@ from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
 from flink_agents_ltm.api.memory.validation import RESERVED_METADATA, MemoryLimits, check_name
 from flink_agents_ltm.api.options import LongTermMemoryOptions, long_term_memory_configuration
 from flink_agents_ltm.api.redaction import chainable
-from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
-from flink_agents_ltm.integrations.mem0.backends.filter_parts import read_matching
 from flink_agents_ltm.integrations.mem0.embedding_ahead import embedded_chunks
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
 from flink_agents_ltm.integrations.mem0.options import Mem0Options
+from flink_agents_ltm.integrations.mem0.providers import backend_for, native_filter
+from flink_agents_ltm.integrations.mem0.providers.filter_parts import read_matching
 from flink_agents_ltm.integrations.mem0.row_writes import (
     RowWriteError,
     write_rows,

@@ -3,9 +3,9 @@
 A Mem0 ``Memory`` owns its vector store client (its history database is replaced, see
 ``history``), so every operator subtask of a job that runs in this process shares one ``Memory``:
 :func:`acquire_memory` hands out reference-counted shares and closes the client
-with the last one. The default store (``embedded_store``, one SQLite file per
+with the last one. The default store (``providers/embedded``, one SQLite file per
 job) is shared by the processes of one machine; a server store (``pgvector``,
-see ``pgvector_store``) by any number of processes and TaskManagers. An embedded
+see ``providers/pgvector``) by any number of processes and TaskManagers. An embedded
 Qdrant folder, when configured, admits one process: a second one gets
 :class:`EmbeddedStoreInUseError` instead of a corrupted store.
 """
@@ -28,11 +28,11 @@ from flink_agents_ltm.api.configuration import ConfigurationError
 from flink_agents_ltm.api.home import home
 from flink_agents_ltm.api.redaction import redact
 from flink_agents_ltm.api.vector_stores import BaseVectorStore
-from flink_agents_ltm.integrations.mem0 import embedded_store
-from flink_agents_ltm.integrations.mem0.backends import StoreBackend, backend_for
-from flink_agents_ltm.integrations.mem0.backends.qdrant import EmbeddedStoreInUseError
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
 from flink_agents_ltm.integrations.mem0.history import without_history
+from flink_agents_ltm.integrations.mem0.providers import StoreBackend, backend_for
+from flink_agents_ltm.integrations.mem0.providers.embedded import store as embedded_store
+from flink_agents_ltm.integrations.mem0.providers.qdrant.backend import EmbeddedStoreInUseError
 from flink_agents_ltm.integrations.mem0.resource_store import mem0_vector_store_config
 from flink_agents_ltm.integrations.mem0.serialized_store import make_thread_safe
 

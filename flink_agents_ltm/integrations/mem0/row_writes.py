@@ -13,7 +13,7 @@ replay-stable ids, so that writing an id again rewrites its row:
 * any other store: known ids are updated, new ones inserted, and a failure
   removes the new rows this call had inserted.
 
-Which store does what is its backend's to say (:mod:`.backends`).
+Which store does what is its backend's to say (:mod:`.providers`).
 
 Vectors come in chunks (:mod:`.embedding_ahead`): a chunked store (pgvector) writes each chunk as
 it arrives, one statement per chunk in one transaction, so that the encoder and
@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
-from flink_agents_ltm.integrations.mem0.backends import backend_of
+from flink_agents_ltm.integrations.mem0.providers import backend_of
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from flink_agents_ltm.integrations.mem0.backends import backend_of
+from flink_agents_ltm.integrations.mem0.providers import backend_of
 
 
 class SerializedVectorStore:

@@ -23,7 +23,7 @@ so long-term memory rows read as documents), metadata beside it. Ids may be any
 string: stores that want UUIDs (Qdrant, pgvector) get a UUID derived from the id,
 and the id is kept in the payload (``flink_agents_id``).
 
-Filters: see :mod:`flink_agents_ltm.integrations.mem0.backends`: the store narrows,
+Filters: see :mod:`flink_agents_ltm.integrations.mem0.providers`: the store narrows,
 Python decides, so every operator means the same on every store.
 
 Threading: stores that are not thread-safe (embedded Qdrant, FAISS, pgvector's
@@ -55,10 +55,10 @@ from flink_agents_ltm.api.vector_stores import (
     Embed,
 )
 from flink_agents_ltm.integrations.mem0 import private_api
-from flink_agents_ltm.integrations.mem0.backends import backend_for, native_filter
-from flink_agents_ltm.integrations.mem0.backends.filter_parts import read_matching
-from flink_agents_ltm.integrations.mem0.backends.qdrant import quiet_payload_indexes
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.providers import backend_for, native_filter
+from flink_agents_ltm.integrations.mem0.providers.filter_parts import read_matching
+from flink_agents_ltm.integrations.mem0.providers.qdrant.backend import quiet_payload_indexes
 
 import_mem0()
 from mem0.embeddings.base import EmbeddingBase  # noqa: E402

@@ -1,4 +1,4 @@
-"""The embedded default store (:mod:`~flink_agents_ltm.integrations.mem0.embedded_store`):
+"""The embedded default store (:mod:`~flink_agents_ltm.integrations.mem0.providers.embedded.store`):
 thread-safe, upserting, deleting many ids in one transaction, and evaluating the whole
 filter language itself."""
 
@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from flink_agents_ltm.api.filters import MetadataFilter, field_names, to_mem0
-from flink_agents_ltm.integrations.mem0 import embedded_store, private_api
-from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend
-from flink_agents_ltm.integrations.mem0.backends.filter_parts import NativeFilter
+from flink_agents_ltm.integrations.mem0 import private_api
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.providers.base import StoreBackend
+from flink_agents_ltm.integrations.mem0.providers.embedded import store as embedded_store
+from flink_agents_ltm.integrations.mem0.providers.filter_parts import NativeFilter
 from flink_agents_ltm.integrations.mem0.resource_store import PROVIDER as RESOURCE_PROVIDER
 
 import_mem0()

@@ -1,5 +1,5 @@
-"""pgvector: Mem0's ``pgvector`` store on a PostgreSQL server (see ``pgvector_store`` and
-``pgvector_connection``). Its psycopg2 pool raises instead of waiting when exhausted, so
+"""pgvector: Mem0's ``pgvector`` store on a PostgreSQL server (see its ``store`` and
+``connection``). Its psycopg2 pool raises instead of waiting when exhausted, so
 calls are serialized (``serialized_store``); its ``insert`` is a plain ``INSERT``, so rows
 are upserted here, chunk by chunk as the encoder delivers them."""
 
@@ -20,21 +20,23 @@ import numpy as np
 from flink_agents_ltm.api.filters import ORDERINGS, AnyOf, Condition, MetadataFilter, Operator
 from flink_agents_ltm.api.memory.expiry import EXPIRES_AT
 from flink_agents_ltm.api.redaction import redact_text
-from flink_agents_ltm.integrations.mem0 import pgvector_connection, pgvector_store, private_api
-from flink_agents_ltm.integrations.mem0.backends.base import (
+from flink_agents_ltm.integrations.mem0 import private_api
+from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.providers.base import (
     StoreBackend,
     StoreCheckError,
     Vector,
     inner,
 )
-from flink_agents_ltm.integrations.mem0.backends.filter_parts import (
+from flink_agents_ltm.integrations.mem0.providers.filter_parts import (
     NativeFilter,
     Translate,
     equality,
     merged,
     plain,
 )
-from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.providers.pgvector import connection as pgvector_connection
+from flink_agents_ltm.integrations.mem0.providers.pgvector import store as pgvector_store
 
 import_mem0()
 from mem0.configs.base import MemoryConfig  # noqa: E402
@@ -118,7 +120,7 @@ class PgVectorBackend(StoreBackend):
     # ------------------------------------------------------------- long-term memory
 
     def connect(self, config: dict[str, Any]) -> pgvector_connection.PgvectorConnection:
-        """Escaped credentials and timeouts: :mod:`.pgvector_connection`."""
+        """Escaped credentials and timeouts: :mod:`.connection`."""
         pgvector_store.require_driver()
         return pgvector_connection.PgvectorConnection.from_config(config)
 
@@ -173,9 +175,11 @@ class PgVectorBackend(StoreBackend):
         return lambda: pgvector_store.vacuum_full(settings, table)
 
     def self_check(self, config: dict[str, Any], dims: int) -> str:
-        """:mod:`.pgvector_selfcheck` on the server: the extension's code run on a
+        """:mod:`.selfcheck` on the server: the extension's code run on a
         scratch table (a build for another CPU dies there, not in a job)."""
-        from flink_agents_ltm.integrations.mem0 import pgvector_selfcheck
+        from flink_agents_ltm.integrations.mem0.providers.pgvector import (
+            selfcheck as pgvector_selfcheck,
+        )
 
         try:
             return pgvector_selfcheck.check_pgvector(config, dims=dims)
@@ -343,7 +347,7 @@ def _mem0_search(pg: Any, exact_up_to: int, min_recall: float, query: str,
       exactly (``OFFSET 0`` keeps the planner from using HNSW for them), or Mem0's
       query above the fence, with ``hnsw.ef_search`` raised to :data:`HNSW_EF_SEARCH`
       for the store's sessions (set inside this statement, it missed some scans: see
-      ``pgvector_store``). The first search of a table served that way logs one
+      ``store``). The first search of a table served that way logs one
       warning, naming ``exact_search_up_to`` (:func:`_approximate_once`). A count is
       remembered for the next searches with the same filters (:class:`_FilterSizes`).
     - Whether the HNSW index finds the true nearest rows depends on the vectors (sentence

@@ -5,7 +5,7 @@ fine and answers ``SELECT 1``, then kills the backend with SIGILL at the first H
 cast or ``<=>``, and the server loops through crash recovery. Only running the extension's
 code finds it, so the check does what Mem0 and long-term memory do on a table like Mem0's:
 rows cast from float arrays, an HNSW index (``vector_cosine_ops``, Mem0's), the scope index
-the project adds (:mod:`.pgvector_store`), an insert into the indexed table, and an ordered
+the project adds (:mod:`.store`), an insert into the indexed table, and an ordered
 ``<=>`` query through the scope index and one through HNSW.
 
 Everything runs in one transaction on a temporary table that is dropped and rolled back at
@@ -156,7 +156,7 @@ def check_pgvector(config: Mapping[str, Any], *, dims: int = 384,
     Returns a one-line summary; raises :class:`PgvectorSelfCheckError` with a one-line
     message naming the cause (never the password)."""
     from flink_agents_ltm.api.redaction import redact_text
-    from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
+    from flink_agents_ltm.integrations.mem0.providers.pgvector.connection import PgvectorConnection
 
     try:
         connection = PgvectorConnection.from_config(config)

@@ -1,8 +1,11 @@
-"""One :class:`~.base.StoreBackend` per Mem0 vector store provider, looked up here by name.
+"""One folder per Mem0 vector store provider, its :class:`~.base.StoreBackend` looked up
+here by name.
 
-Every fact about a provider lives in its backend (:mod:`.embedded`, :mod:`.qdrant`,
-:mod:`.pgvector`, :mod:`.faiss`; :mod:`.generic` for Mem0's other stores); no other module
-decides by a provider's name or a store's class (``tests/test_provider_knowledge.py``).
+Every fact about a provider lives in its folder (:mod:`.embedded`, :mod:`.qdrant`,
+:mod:`.pgvector`, :mod:`.faiss`: each a ``backend`` plus what it needs, e.g. pgvector's
+``store``, ``connection`` and ``selfcheck``; :mod:`.generic` for Mem0's other stores); no
+other module decides by a provider's name or a store's class
+(``tests/test_provider_knowledge.py``).
 
 Filters (:func:`native_filter`): Mem0's stores translate its filter dicts each in their
 own way, and not always faithfully: pgvector compares ``payload->>key`` as text (``True``
@@ -26,14 +29,17 @@ from __future__ import annotations
 from typing import Any
 
 from flink_agents_ltm.api.filters import MetadataFilter, conjuncts
-from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend, inner
-from flink_agents_ltm.integrations.mem0.backends.embedded import EmbeddedBackend, ResourceBackend
-from flink_agents_ltm.integrations.mem0.backends.faiss import FaissBackend
-from flink_agents_ltm.integrations.mem0.backends.filter_parts import NativeFilter
-from flink_agents_ltm.integrations.mem0.backends.generic import ChromaBackend, GenericBackend
-from flink_agents_ltm.integrations.mem0.backends.pgvector import PgVectorBackend
-from flink_agents_ltm.integrations.mem0.backends.qdrant import QdrantBackend
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.providers.base import StoreBackend, inner
+from flink_agents_ltm.integrations.mem0.providers.embedded.backend import (
+    EmbeddedBackend,
+    ResourceBackend,
+)
+from flink_agents_ltm.integrations.mem0.providers.faiss.backend import FaissBackend
+from flink_agents_ltm.integrations.mem0.providers.filter_parts import NativeFilter
+from flink_agents_ltm.integrations.mem0.providers.generic import ChromaBackend, GenericBackend
+from flink_agents_ltm.integrations.mem0.providers.pgvector.backend import PgVectorBackend
+from flink_agents_ltm.integrations.mem0.providers.qdrant.backend import QdrantBackend
 
 import_mem0()
 from mem0.utils.factory import VectorStoreFactory  # noqa: E402

@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.filters import ORDERINGS, AllOf, AnyOf, Condition, MetadataFilter
 from flink_agents_ltm.integrations.mem0 import private_api
-from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend, inner
-from flink_agents_ltm.integrations.mem0.backends.filter_parts import (
+from flink_agents_ltm.integrations.mem0.providers.base import StoreBackend, inner
+from flink_agents_ltm.integrations.mem0.providers.filter_parts import (
     NativeFilter,
     Translate,
     equality,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend
+from flink_agents_ltm.integrations.mem0.providers.base import StoreBackend
 
 
 class GenericBackend(StoreBackend):

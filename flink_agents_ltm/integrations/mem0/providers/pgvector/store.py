@@ -50,7 +50,7 @@ from typing import Any
 
 from flink_agents_ltm.integrations.extras import require_extra
 from flink_agents_ltm.integrations.mem0 import private_api
-from flink_agents_ltm.integrations.mem0.pgvector_connection import dropped
+from flink_agents_ltm.integrations.mem0.providers.pgvector.connection import dropped
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ def vacuum_full(config: dict[str, Any], table: str) -> None:
     from psycopg2 import sql
 
     from flink_agents_ltm.api.redaction import redact_text
-    from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
+    from flink_agents_ltm.integrations.mem0.providers.pgvector.connection import PgvectorConnection
 
     connection = PgvectorConnection.from_config(config)
     if connection.dsn is None:
@@ -238,7 +238,7 @@ def holds_user(config: dict[str, Any], table: str, user_id: str) -> bool | None:
     caller's (not ours to open)."""
     from psycopg2 import sql
 
-    from flink_agents_ltm.integrations.mem0.pgvector_connection import PgvectorConnection
+    from flink_agents_ltm.integrations.mem0.providers.pgvector.connection import PgvectorConnection
 
     connection = PgvectorConnection.from_config(config)
     if connection.dsn is None:

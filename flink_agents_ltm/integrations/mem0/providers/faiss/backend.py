@@ -1,6 +1,6 @@
 """FAISS: Mem0's ``faiss`` keeps ``<path>/<collection>.faiss`` and ``.json`` per collection,
 saved whole and private, with an insert that a failed save undoes and a one-pass
-``delete_many`` (:mod:`~flink_agents_ltm.integrations.mem0.faiss_files`). Not thread-safe:
+``delete_many`` (:mod:`~flink_agents_ltm.integrations.mem0.providers.faiss.files`). Not thread-safe:
 concurrent calls lose saves."""
 
 from __future__ import annotations
@@ -12,14 +12,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from flink_agents_ltm.api.filters import MetadataFilter
-from flink_agents_ltm.integrations.mem0 import faiss_files, private_api
-from flink_agents_ltm.integrations.mem0.backends.base import StoreBackend
-from flink_agents_ltm.integrations.mem0.backends.filter_parts import (
+from flink_agents_ltm.integrations.mem0 import private_api
+from flink_agents_ltm.integrations.mem0.providers.base import StoreBackend
+from flink_agents_ltm.integrations.mem0.providers.faiss import files as faiss_files
+from flink_agents_ltm.integrations.mem0.providers.filter_parts import (
     NativeFilter,
     equality_only,
     merged,
 )
-from flink_agents_ltm.integrations.mem0.backends.pgvector import Row
+from flink_agents_ltm.integrations.mem0.providers.pgvector.backend import Row
 
 
 class FaissBackend(StoreBackend):

@@ -22,7 +22,7 @@ Both apply to ``host``/``port``/... configs and to ``connection_string`` (whose 
 names ``host:port`` and the key to raise (:meth:`PgvectorConnection.explain`). A
 ``connection_pool`` given to Mem0 is used as it is: it was built by the caller.
 
-Two more keys of ours say how searches run (``backends.pgvector``):
+Two more keys of ours say how searches run (``providers.pgvector.backend``):
 
 * ``exact_search_up_to`` (default 10,000 rows): a long-term memory search whose filters match
   up to that many rows ranks them all exactly; above it, Mem0's HNSW index serves it,
@@ -264,7 +264,7 @@ class PgvectorConnection:
         dropped or refused (a restart, crash recovery) instead of a bare driver error (for a
         dropped one Mem0's rollback raises ``InterfaceError: connection already closed``).
         Wraps Mem0's ``PGVector._get_cursor``, through which all its statements run (a test
-        pins that). The pool discards the closed connection, and :mod:`.pgvector_store`
+        pins that). The pool discards the closed connection, and :mod:`.store`
         drops idle ones the server closed, so the next operation connects again."""
         def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
             @contextmanager

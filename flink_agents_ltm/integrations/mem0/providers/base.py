@@ -9,7 +9,7 @@ is closed; and for the command line (``erase-key``, ``doctor``): which extra ins
 client, whether a job has rows in it, how its erased rows' bytes are compacted away and
 how its server proves it works here. The defaults rely on ``VectorStoreBase`` alone and
 serve any store we have not tested (:class:`~.generic.GenericBackend`);
-:mod:`flink_agents_ltm.integrations.mem0.backends` looks a backend up by provider name.
+:mod:`flink_agents_ltm.integrations.mem0.providers` looks a backend up by provider name.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from typing import Any, ClassVar
 
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.filters import MetadataFilter
-from flink_agents_ltm.integrations.mem0.backends.filter_parts import (
+from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.providers.filter_parts import (
     NativeFilter,
     equality_only,
     merged,
 )
-from flink_agents_ltm.integrations.mem0.environment import import_mem0
 
 import_mem0()
 from mem0.configs.base import MemoryConfig  # noqa: E402

@@ -1,0 +1,1 @@
+"""FAISS: the backend and the index files it keeps beside them."""

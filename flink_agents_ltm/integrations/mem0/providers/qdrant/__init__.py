@@ -1,0 +1,1 @@
+"""Qdrant (embedded or a server): the backend."""
