@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from flink_agents_ltm.api.chat_models import (
     BaseChatModelSetup,
@@ -49,6 +49,7 @@ from flink_agents_ltm.api.chat_models import (
     ToolCall,
 )
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+from flink_agents_ltm.api.structured_output import OutputSchema
 
 __all__ = ["Answer", "ScriptExhaustedError", "ScriptedChatModelSetup"]
 
@@ -61,6 +62,10 @@ class ScriptExhaustedError(FlinkAgentsLtmError, RuntimeError):
 
 
 class ScriptedChatModelSetup(BaseChatModelSetup):
+    # Takes ``output_schema`` as a native model does, and answers from its script all the
+    # same: the script says whether the answer fits.
+    supports_output_schema: ClassVar[bool] = True
+
     def __init__(self, answers: Sequence[Answer] | None = None, respond: Respond | None = None):
         if (answers is None) == (respond is None):
             raise ValueError("ScriptedChatModelSetup takes either answers=[...] or "
@@ -80,7 +85,8 @@ class ScriptedChatModelSetup(BaseChatModelSetup):
         self.respond = respond
 
     def chat(self, messages: Sequence[ChatMessage], tools: Sequence[Tool] | None = None, *,
-             json_mode: bool = False) -> ChatMessage:
+             json_mode: bool = False, output_schema: OutputSchema | None = None
+             ) -> ChatMessage:
         turn = sum(1 for m in messages if m.role is MessageRole.ASSISTANT)
         if self.respond is not None:
             return with_usage(messages, to_message(
