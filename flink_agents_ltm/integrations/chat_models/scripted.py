@@ -29,6 +29,10 @@ words: the prompt's tokens are the words of every message's content, the complet
 the words of the answer's content plus one per tool call. An answer given as a
 ``ChatMessage`` that carries its own ``usage`` keeps it.
 
+It takes ``output_schema`` as a model with native structured output does, and
+answers from its script all the same: script the JSON text the schema wants (or
+an answer that does not fit, to try what ``ctx.chat`` does then).
+
 The model keeps no state, so it is safe on every worker thread. Use it to try
 ``ctx.chat`` with tools, to write tests of your agents, and in examples; it
 understands nothing.
