@@ -193,3 +193,13 @@ def test_a_react_agent_is_applied_like_any_agent():
     env = AgentsExecutionEnvironment.get_execution_environment(env=object())
     builder = env.from_datastream(object(), key_selector=lambda r: r)
     assert builder.apply(agent()) is builder
+
+
+def test_a_pyflink_row_fills_the_prompt_by_field_name(harnesses):
+    from pyflink.common import Row
+
+    harness = AgentHarness(agent(prompt=PROMPT, output_schema=Answer, tools=[order_status]),
+                           key_selector=lambda r: "a", sync=True)
+    harnesses.append(harness)
+    assert harness.process_element(Row(shop="Acme", text="where is order 8?")) == [
+        Answer(order_id="8", status="lost")]

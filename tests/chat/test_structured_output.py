@@ -273,3 +273,15 @@ def test_a_restored_run_whose_answers_never_fit_fails_again_without_calling_the_
     # the recorded answer was replayed, not asked again; the second call was made once
     assert [r.body["messages"][-1]["content"][:8] for r in server.requests] == [
         "hi", "Your ans"]
+
+
+def test_anthropic_wraps_a_schema_that_is_not_an_object_and_unwraps_the_answer():
+    schema = {"title": "Scores", "type": "array", "items": {"type": "integer"}}
+    answer = anthropic_reply(tool_uses=[("toolu_1", "Scores", {"answer": [3, 1]})])
+    with ScriptedServer([answer]) as server:
+        reply = Context(ResourceDescriptor(AnthropicChatModelSetup, model="m",
+                                           base_url=server.url, api_key_env=None)
+                        ).chat("rate these", output_schema=schema)
+    assert reply.structured == [3, 1]
+    assert server.requests[0].body["tools"][0]["input_schema"] == {
+        "type": "object", "properties": {"answer": schema}, "required": ["answer"]}
