@@ -203,3 +203,30 @@ def test_a_pyflink_row_fills_the_prompt_by_field_name(harnesses):
     harnesses.append(harness)
     assert harness.process_element(Row(shop="Acme", text="where is order 8?")) == [
         Answer(order_id="8", status="lost")]
+
+
+def finish(harness):
+    """Let every call run and every parked action go on."""
+    for _ in range(6):
+        harness.pool.complete_all()
+        harness.advance(0.01)
+    return harness.outputs
+
+
+@pytest.mark.parametrize(("store", "lookups"), [("sqlite", ["7"]), ("none", ["7", "7"])])
+def test_with_the_action_state_store_a_tool_call_completed_after_the_checkpoint_is_not_repeated(
+        harnesses, tmp_path, store, lookups):
+    config = {"agents.action-state.store": store, "agents.job-id": "react-store",
+              "long-term-memory.embedded.base-dir": str(tmp_path)}
+    react = agent(prompt=PROMPT, output_schema=Answer, tools=[order_status])
+    first = AgentHarness(react, key_selector=lambda r: "a", config=config)
+    harnesses.append(first)
+    first.process_element({"shop": "Acme", "text": "where is order 7?"})
+    snapshot = first.snapshot()  # the model call in flight: nothing recorded in Flink state
+    assert finish(first) == [Answer(order_id="7", status="shipped")]
+    assert LOOKUPS == ["7"]  # the process dies before the next checkpoint
+
+    restored = AgentHarness.restore(snapshot, react, key_selector=lambda r: "a", config=config)
+    harnesses.append(restored)
+    assert finish(restored) == [Answer(order_id="7", status="shipped")]
+    assert lookups == LOOKUPS  # with the store: the tool's result is read back, not redone
