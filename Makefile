@@ -16,7 +16,8 @@ TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 comma  := ,
 PIP_INSTALL := $(PY) -m pip install --quiet $(if $(filter cpu,$(TORCH)),--extra-index-url $(TORCH_CPU_INDEX))
 
-.PHONY: help install demo example-first-agent example-support-chat example-recovery examples \
+.PHONY: help install demo example-first-agent example-support-chat example-react-agent \
+	example-recovery examples \
 	test test-python test-java test-scenarios test-flink java-demo bench lint clean
 
 help:  ## list the targets
@@ -51,10 +52,13 @@ example-first-agent: $(STAMP)  ## run the quickstart's first agent twice: the se
 example-support-chat: $(STAMP)  ## run ctx.chat with tools and a memory-event listener, offline
 	$(PY) -m flink_agents_ltm.examples.support_chat
 
+example-react-agent: $(STAMP)  ## run the built-in ReActAgent (prompt, tool, output schema, memory), offline
+	$(PY) -m flink_agents_ltm.examples.react_agent
+
 example-recovery: $(STAMP)  ## run a job that fails once on purpose; check what recovery kept
 	$(PY) -m flink_agents_ltm.examples.recovery
 
-examples: demo example-first-agent example-support-chat example-recovery  ## run every example
+examples: demo example-first-agent example-support-chat example-react-agent example-recovery  ## run every example
 
 # JUnit first: it builds java-bridge/target/classes, which the Java benches' smoke runs need.
 test: test-java test-python  ## install, then run every test (the Java bridge's JUnit, then pytest)

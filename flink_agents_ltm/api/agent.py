@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flink_agents_ltm.api.events import Event
+from flink_agents_ltm.api.prompts import prompt_descriptor
 from flink_agents_ltm.api.resources import (
     RESOURCE_TYPE_ATTRIBUTE,
     ResourceDescriptor,
@@ -85,6 +86,8 @@ class Agent:
             if resource_type is None:
                 continue
             descriptor = member()
+            if resource_type is ResourceType.PROMPT:
+                descriptor = prompt_descriptor(descriptor, name)
             if not isinstance(descriptor, ResourceDescriptor):
                 raise TypeError(f"resource setup '{name}' of {cls.__name__} must return a "
                                 f"ResourceDescriptor, got {type(descriptor).__name__}")

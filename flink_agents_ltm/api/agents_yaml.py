@@ -20,12 +20,20 @@
         config: {host: 127.0.0.1, port: 5433, dbname: mem0, user: mem0}
     rerankers:                    # long-term-memory.reranker names one
       - {name: reranker, clazz: lexical}
+    prompts:                      # ctx.chat(prompt="triage", values={...})
+      - name: triage
+        text: "Is this urgent? {input}"
+      - name: answer
+        messages:
+          - {role: system, content: "You answer for {shop}."}
+          - {role: user, content: "{input}"}
 
 ``AgentsExecutionEnvironment.load_yaml(path)`` sets the options on the
 environment's configuration (as if the program had set them at that point)
 and adds the resources to the environment, where every agent of the job finds
 them by name. Every key beyond ``name`` and ``clazz`` is an argument of the
-class. Actions stay in Python code. Keep secrets out of the file: the model
+class; a prompt has ``text`` or ``messages`` (each a ``role`` and a ``content``)
+instead. Actions stay in Python code. Keep secrets out of the file: the model
 setups read API keys from environment variables (``api_key_env``).
 """
 
@@ -38,13 +46,18 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from flink_agents_ltm.api.chat_models import BaseChatModelSetup, BaseEmbeddingModelSetup
+from flink_agents_ltm.api.chat_models import (
+    BaseChatModelSetup,
+    BaseEmbeddingModelSetup,
+    ChatMessage,
+)
 from flink_agents_ltm.api.configuration import (
     Configuration,
     did_you_mean,
     unknown_key_message,
 )
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+from flink_agents_ltm.api.prompts import Prompt, prompt_descriptor
 from flink_agents_ltm.api.rerankers import BaseReranker
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 
@@ -55,6 +68,7 @@ SECTIONS = {
     "embedding_model_setups": ResourceType.EMBEDDING_MODEL,
     "vector_stores": ResourceType.VECTOR_STORE,
     "rerankers": ResourceType.RERANKER,
+    "prompts": ResourceType.PROMPT,
 }
 
 
@@ -171,6 +185,8 @@ def _resource(entry: Any, resource_type: ResourceType,
     name = arguments.pop("name", None)
     if not isinstance(name, str) or not name.strip():
         raise AgentsYamlError(f"{where}: 'name' must be a non-empty string, got {name!r}")
+    if resource_type is ResourceType.PROMPT:
+        return name, _prompt(arguments, f"{where} ('{name}')", name)
     clazz = arguments.pop("clazz", None)
     if clazz is None:
         if resource_type is ResourceType.VECTOR_STORE:
@@ -179,6 +195,30 @@ def _resource(entry: Any, resource_type: ResourceType,
                               f"({', '.join(class_aliases(resource_type))}) or a class path")
     return name, ResourceDescriptor(_load_class(clazz, resource_type, f"{where} ('{name}')"),
                                     **arguments)
+
+
+def _prompt(fields: dict[str, Any], where: str, name: str) -> ResourceDescriptor:
+    """A prompt entry: ``text: ...`` or ``messages: [{role, content}, ...]``."""
+    if set(fields) not in ({"text"}, {"messages"}):
+        raise AgentsYamlError(f"{where}: a prompt has either 'text' or 'messages' (a list of "
+                              f"{{role, content}}) beside its name; got {sorted(fields)}")
+    try:
+        if "text" in fields:
+            if not isinstance(fields["text"], str):
+                raise TypeError(f"'text' must be a string, got {type(fields['text']).__name__}")
+            return prompt_descriptor(Prompt.from_text(fields["text"]), name)
+        entries = fields["messages"]
+        if not isinstance(entries, list):
+            raise TypeError("'messages' must be a list of {role, content}")
+        messages = []
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, Mapping) or set(entry) != {"role", "content"}:
+                raise TypeError(f"message {index} must be a map of 'role' and 'content', "
+                                f"got {entry!r}")
+            messages.append(ChatMessage(entry["role"], entry["content"]))
+        return prompt_descriptor(Prompt.from_messages(messages), name)
+    except (TypeError, ValueError) as error:
+        raise AgentsYamlError(f"{where}: {error}") from None
 
 
 def _load_class(clazz: Any, resource_type: ResourceType, where: str) -> type:

@@ -26,7 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.tools import Tool, ToolCallError, ToolContext, tool
@@ -93,7 +93,10 @@ class ChatMessage:
     in ``tool_call_id`` (and the tool in ``name``). An assistant's answer carries the
     call's ``usage`` when the provider reported it (the runtime counts it in the
     ``promptTokens`` / ``completionTokens`` metrics); it is not part of the conversation
-    and does not take part in comparisons."""
+    and does not take part in comparisons. ``structured`` is the validated value of an
+    answer to ``ctx.chat(..., output_schema=...)`` (see
+    :mod:`~flink_agents_ltm.api.structured_output`), ``None`` otherwise; it is not sent to
+    models and does not take part in comparisons either."""
 
     role: MessageRole | str
     content: str = ""
@@ -101,6 +104,7 @@ class ChatMessage:
     tool_call_id: str | None = None
     name: str | None = None
     usage: TokenUsage | None = field(default=None, compare=False)
+    structured: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         try:
@@ -129,13 +133,23 @@ class ChatTurnsExceededError(FlinkAgentsLtmError, RuntimeError):
 
 
 class BaseChatModelSetup(ABC):
-    """A chat model: one call, one answer. ``ctx.chat`` runs the tool loop around it."""
+    """A chat model: one call, one answer. ``ctx.chat`` runs the tool loop around it.
+
+    A model with native structured output sets ``supports_output_schema = True`` and
+    accepts ``output_schema=`` in :meth:`chat`: it then asks its provider for content that
+    is JSON of ``output_schema.json_schema`` (named ``output_schema.name``). ``ctx.chat``
+    passes ``output_schema`` only to such models; it tells the others the schema in a
+    system message with ``json_mode=True``, so models written before it keep working."""
+
+    supports_output_schema: ClassVar[bool] = False
 
     @abstractmethod
     def chat(self, messages: Sequence[ChatMessage], tools: Sequence[Tool] | None = None, *,
              json_mode: bool = False) -> ChatMessage:
         """The assistant's answer to ``messages``: text, or ``tool_calls`` naming some of
-        ``tools``. ``json_mode`` asks the provider for a JSON object as content."""
+        ``tools``. ``json_mode`` asks the provider for a JSON object as content. (A model
+        that sets ``supports_output_schema`` takes ``output_schema: OutputSchema | None =
+        None`` too.)"""
 
     def close(self) -> None:  # noqa: B027 (optional hook, nothing to release by default)
         """Release connections; the model is not called afterwards."""

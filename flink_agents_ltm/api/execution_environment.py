@@ -42,6 +42,7 @@ from flink_agents_ltm.api.flink_options import flink_configuration_text, read_ag
 from flink_agents_ltm.api.job_errors import JobFailureShaper, install_excepthook
 from flink_agents_ltm.api.operator_seam import build_agent_stream
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions, LongTermMemoryOptions
+from flink_agents_ltm.api.prompts import Prompt, prompt_descriptor
 from flink_agents_ltm.api.python_workers import configure_python_workers
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 from flink_agents_ltm.api.submission import JobSubmission
@@ -119,11 +120,14 @@ class AgentsExecutionEnvironment:
         return get_j_env_configuration(self._env._j_stream_execution_environment)
 
     def add_resource(self, name: str, resource_type: ResourceType | str,
-                     descriptor: ResourceDescriptor) -> AgentsExecutionEnvironment:
+                     descriptor: ResourceDescriptor | Prompt) -> AgentsExecutionEnvironment:
         """Declare a resource for the agents of this job, next to the agent's own, e.g.
-        a chat model whose URL is known only when the job is submitted."""
+        a chat model whose URL is known only when the job is submitted. A prompt
+        (``ResourceType.PROMPT``) is given as the ``Prompt`` itself."""
         if not isinstance(name, str) or not name.strip():
             raise ValueError(f"a resource name must be a non-empty str, got {name!r}")
+        if ResourceType(resource_type) is ResourceType.PROMPT:
+            descriptor = prompt_descriptor(descriptor, name)
         if not isinstance(descriptor, ResourceDescriptor):
             raise TypeError(f"add_resource takes a ResourceDescriptor, got "
                             f"{type(descriptor).__name__}")

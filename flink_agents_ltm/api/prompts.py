@@ -18,6 +18,12 @@ with ``str``; a value that itself holds ``{name}`` is not filled again.
 A prompt is a value (frozen, equal by content, picklable), so it can be declared
 once and used by any number of actions, agents and threads. Prompts read from an
 MCP server are prompts of this kind too.
+
+As a resource, a prompt is declared on the agent with ``@prompt`` (the static
+method returns the ``Prompt``), added with ``agents_env.add_resource(name,
+ResourceType.PROMPT, prompt)`` or listed under ``prompts:`` in the YAML resources
+file; ``ctx.chat(prompt="name", values={...}, model=...)`` fills and sends it,
+``ctx.get_resource("name", ResourceType.PROMPT)`` returns it.
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ from typing import Any
 
 from flink_agents_ltm.api.chat_models import ChatMessage, MessageRole
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+from flink_agents_ltm.api.resources import ResourceDescriptor
 
-__all__ = ["Prompt", "PromptPlaceholderError"]
+__all__ = ["Prompt", "PromptPlaceholderError", "prompt_descriptor"]
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -128,3 +135,20 @@ class Prompt:
     @staticmethod
     def _fill(text: str, values: Mapping[str, Any]) -> str:
         return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
+
+
+def prompt_descriptor(value: Prompt | ResourceDescriptor, name: str) -> ResourceDescriptor:
+    """The descriptor of the prompt resource ``name``: a ``Prompt`` becomes one that
+    builds it (named ``name`` in its errors unless it has a name), a descriptor that
+    builds a ``Prompt`` stays as it is."""
+    if isinstance(value, Prompt):
+        return ResourceDescriptor(Prompt, template=value.template, name=value.name or name)
+    if isinstance(value, ResourceDescriptor):
+        clazz = value.clazz
+        if not (isinstance(clazz, type) and issubclass(clazz, Prompt)):
+            raise TypeError(f"prompt '{name}' is described by {value!r}, which does not "
+                            "build a Prompt; return Prompt.from_text(...) or "
+                            "Prompt.from_messages(...)")
+        return value
+    raise TypeError(f"prompt '{name}' must be a Prompt (Prompt.from_text or "
+                    f"Prompt.from_messages), got {type(value).__name__}")

@@ -1,9 +1,12 @@
-"""Resources an agent declares (chat models, embedding models, vector stores, rerankers).
+"""Resources an agent declares (chat models, embedding models, vector stores, rerankers,
+prompts).
 
 A resource is declared on the agent class by a static method decorated with
 ``@chat_model_setup``, ``@embedding_model_setup``, ``@vector_store_setup`` or
 ``@reranker_setup``
-that returns a :class:`ResourceDescriptor`. The method's name is the
+that returns a :class:`ResourceDescriptor`, or with ``@prompt``, returning a
+:class:`~flink_agents_ltm.api.prompts.Prompt` (as upstream's ``@prompt``
+does). The method's name is the
 resource's name: actions call ``ctx.get_resource(name)`` and the long-term
 memory options name it.
 
@@ -38,6 +41,7 @@ __all__ = [
     "ResourceType",
     "chat_model_setup",
     "embedding_model_setup",
+    "prompt",
     "reranker_setup",
     "vector_store_setup",
 ]
@@ -48,6 +52,7 @@ class ResourceType(StrEnum):
     EMBEDDING_MODEL = "embedding_model"
     VECTOR_STORE = "vector_store"
     RERANKER = "reranker"
+    PROMPT = "prompt"
 
 
 class MissingResourceError(MaskedError, KeyError):
@@ -295,3 +300,7 @@ chat_model_setup = _setup(ResourceType.CHAT_MODEL)
 embedding_model_setup = _setup(ResourceType.EMBEDDING_MODEL)
 vector_store_setup = _setup(ResourceType.VECTOR_STORE)
 reranker_setup = _setup(ResourceType.RERANKER)
+# Declares a prompt: the static method returns a Prompt (or a ResourceDescriptor that
+# builds one); ctx.chat(prompt="name", ...) and ctx.get_resource("name",
+# ResourceType.PROMPT) find it by the method's name.
+prompt = _setup(ResourceType.PROMPT)

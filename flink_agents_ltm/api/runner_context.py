@@ -12,7 +12,8 @@ Threading rules (the operator's processing thread is its *mailbox thread*):
   from an ``async def`` action; other awaitables (``asyncio.sleep``, ...) are
   not supported inside actions.
 * ``chat(messages, model=..., tools=[...])`` is awaited like a durable call;
-  call it on the mailbox thread (it resolves the model there).
+  call it on the mailbox thread (it resolves the model there). It takes a
+  prompt too (``prompt="triage", values={...}``) and an ``output_schema``.
 
 Sensory memory lives for one input's run; short-term memory lives for the key.
 Both hold any picklable value under dotted paths (``"profile.name"``). Writes
@@ -22,7 +23,7 @@ become durable when the action completes and are dropped if it fails.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flink_agents_ltm.api.events import Event
@@ -33,6 +34,7 @@ from flink_agents_ltm.api.resources import ResourceType
 
 if TYPE_CHECKING:
     from flink_agents_ltm.api.chat_models import ChatMessage
+    from flink_agents_ltm.api.prompts import Prompt
     from flink_agents_ltm.api.tools import Tool
 
 __all__ = ["CALL_AGAIN", "MemoryObject", "RunnerContext"]
@@ -124,14 +126,33 @@ class RunnerContext(ABC):
     @abstractmethod
     def chat(
         self,
-        messages: str | Sequence[ChatMessage],
-        model: str,
+        messages: str | Sequence[ChatMessage] | None = None,
+        model: str | None = None,
         tools: Sequence[Tool | Callable[..., Any]] = (),
         max_turns: int = 8,
+        *,
+        prompt: Prompt | str | None = None,
+        values: Mapping[str, Any] | None = None,
+        output_schema: Any = None,
+        output_retries: int = 1,
     ) -> Awaitable[ChatMessage]:
         """Let the declared chat model ``model`` answer, calling ``tools`` as it asks (at
         most ``max_turns`` model calls); await the final answer. Model answers and tool
         results are durable calls. Tools see this action's memories, including writes
         not yet persisted, and their own writes stay inside this chat call (see
         :mod:`flink_agents_ltm.api.tools`). A plain function in ``tools`` is wrapped
-        with ``@tool``."""
+        with ``@tool``.
+
+        ``prompt`` (a :class:`~flink_agents_ltm.api.prompts.Prompt` or the name of a
+        declared one) is filled with ``values`` and goes first: a message prompt's
+        messages keep their roles, a text prompt is one user message; ``messages``, if
+        given too, follow it. A placeholder without a value fails the call with a
+        ``PromptPlaceholderError`` naming it.
+
+        ``output_schema`` (a pydantic model class, or a JSON schema dict) asks for a
+        structured answer: the reply's ``structured`` is the validated value (an
+        instance of the class, or a dict) and its ``content`` the JSON text. An answer
+        that does not fit goes back to the model with what was wrong, ``output_retries``
+        times (those model calls are not counted in ``max_turns``); then the call fails
+        with ``StructuredOutputError`` (:mod:`flink_agents_ltm.api.structured_output`).
+        A replay validates the recorded answers again without calling the model."""

@@ -22,11 +22,20 @@ chat, and a tool that needs them should return what it wrote.
 Model mistakes (an unknown tool, arguments that do not fit) go back to the
 model as the tool's result so that it can correct itself; a tool that raises
 fails the action, like any durable call.
+
+With an output schema, the final answer is validated here, after its durable
+call: an answer that does not fit goes back to the model (a user message saying
+what is wrong) up to ``output_retries`` times, then fails the action with
+:class:`~flink_agents_ltm.api.structured_output.StructuredOutputError`. A replay
+gets the recorded answers and validates them again, so it takes the same path
+without calling the model. A model without native structured output gets the
+schema in a system message and ``json_mode``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from flink_agents_ltm.api.chat_models import (
@@ -36,6 +45,11 @@ from flink_agents_ltm.api.chat_models import (
     ToolCall,
 )
 from flink_agents_ltm.api.runner_context import MemoryObject
+from flink_agents_ltm.api.structured_output import (
+    OutputSchema,
+    OutputSchemaMismatch,
+    StructuredOutputError,
+)
 from flink_agents_ltm.api.tools import Tool, ToolCallError, ToolContext
 from flink_agents_ltm.runtime.durable import DurableCall, DurableCallError
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject
@@ -57,9 +71,20 @@ class ChatScope:
 class ChatLoop:
     def __init__(self, ctx: RunnerContextImpl, messages: Sequence[ChatMessage],
                  model_name: str, model: BaseChatModelSetup, tools: Sequence[Tool],
-                 max_turns: int):
+                 max_turns: int, *, output_schema: OutputSchema | None = None,
+                 output_retries: int = 1):
         self._ctx = ctx
         self._history = list(messages)
+        self._schema = output_schema
+        self._output_retries = output_retries
+        self._model_kwargs: dict[str, Any] = {}
+        if output_schema is not None:
+            if getattr(model, "supports_output_schema", False):
+                self._model_kwargs = {"output_schema": output_schema}
+            else:
+                self._model_kwargs = {"json_mode": True}
+                self._history.insert(_after_system(self._history), ChatMessage(
+                    MessageRole.SYSTEM, output_schema.instruction()))
         self._model_name = model_name
         self._model = model
         self._tools = tuple(tools)
@@ -72,14 +97,27 @@ class ChatLoop:
 
     async def run(self) -> ChatMessage:
         scope = self._open_scope()
-        for _ in range(self._max_turns):
-            call = DurableCall(self._model.chat, (tuple(self._history), self._tools), {},
+        turns, retries = 0, 0
+        while turns < self._max_turns:
+            call = DurableCall(self._model.chat, (tuple(self._history), self._tools),
+                               dict(self._model_kwargs),
                                name=f"chat model '{self._model_name}'")
             reply = await call
             self._ctx.model_answered(self._model_name, call, reply)
             self._history.append(reply)
             if not reply.tool_calls:
-                return reply
+                if self._schema is None:
+                    return reply
+                try:
+                    return replace(reply, structured=self._schema.parse(reply.content))
+                except OutputSchemaMismatch as problem:
+                    if retries >= self._output_retries:
+                        raise self._invalid(reply, problem, retries) from None
+                    retries += 1
+                    self._history.append(ChatMessage(MessageRole.USER,
+                                                     self._schema.correction(problem)))
+                    continue
+            turns += 1
             for call in reply.tool_calls:
                 content = await self._call_tool(call, scope)
                 self._history.append(ChatMessage(MessageRole.TOOL, content,
@@ -88,6 +126,16 @@ class ChatLoop:
             f"chat model '{self._model_name}' still asked for tools after max_turns="
             f"{self._max_turns} model calls (action '{self._ctx.action_name}', key "
             f"{self._ctx.key!r}); raise max_turns or give the model fewer reasons to loop")
+
+    def _invalid(self, reply: ChatMessage, problem: OutputSchemaMismatch,
+                 retries: int) -> StructuredOutputError:
+        assert self._schema is not None
+        return StructuredOutputError(
+            f"chat model '{self._model_name}' answered no valid '{self._schema.name}' after "
+            f"{retries + 1} attempt(s) (action '{self._ctx.action_name}', key "
+            f"{self._ctx.key!r}): {problem}; raise output_retries, or simplify the schema "
+            "or the prompt", model=self._model_name, schema=self._schema.name,
+            raw_answer=reply.content)
 
     async def _call_tool(self, call: ToolCall, scope: ChatScope) -> str:
         tool = self._by_name.get(call.name)
@@ -131,3 +179,11 @@ class _ScopedToolContext(ToolContext):
     def short_term_memory(self) -> MemoryObject:
         self._ctx.check_mailbox("short_term_memory (in a tool)")
         return self._short_term
+
+
+def _after_system(messages: Sequence[ChatMessage]) -> int:
+    """Where a system message goes: after the leading system messages."""
+    index = 0
+    while index < len(messages) and messages[index].role is MessageRole.SYSTEM:
+        index += 1
+    return index

@@ -11,7 +11,7 @@ instead of calling. An inline durable call runs at its write position
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from flink_agents_ltm.api.chat_models import BaseChatModelSetup, ChatMessage, MessageRole
@@ -20,8 +20,10 @@ from flink_agents_ltm.api.memory.errors import MailboxThreadError
 from flink_agents_ltm.api.memory.long_term_memory import BaseLongTermMemory
 from flink_agents_ltm.api.memory.write_position import write_position
 from flink_agents_ltm.api.metric_group import MetricGroup
+from flink_agents_ltm.api.prompts import Prompt
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.api.runner_context import MemoryObject, RunnerContext
+from flink_agents_ltm.api.structured_output import OutputSchema
 from flink_agents_ltm.api.tools import Tool, tool
 from flink_agents_ltm.runtime.action_state.journal import RESULT, STARTED, StepJournal
 from flink_agents_ltm.runtime.chat_loop import ChatLoop
@@ -181,17 +183,33 @@ class RunnerContextImpl(RunnerContext):
         self._require_async("durable_execute_async")
         return DurableCall(fn, args, kwargs, reconciler=reconciler)
 
-    def chat(self, messages: str | Sequence[ChatMessage], model: str,
-             tools: Sequence[Tool | Callable[..., Any]] = (), max_turns: int = 8):
+    def chat(self, messages: str | Sequence[ChatMessage] | None = None,
+             model: str | None = None, tools: Sequence[Tool | Callable[..., Any]] = (),
+             max_turns: int = 8, *, prompt: Prompt | str | None = None,
+             values: Mapping[str, Any] | None = None, output_schema: Any = None,
+             output_retries: int = 1):
         self.check_mailbox("chat")
         self._require_async("chat")
+        if not isinstance(model, str) or not model:
+            raise TypeError("ctx.chat needs model=, the name of a declared chat model, got "
+                            f"{model!r}")
+        conversation = self._prompt_messages(prompt, values)
         if isinstance(messages, str):
             messages = [ChatMessage(MessageRole.USER, messages)]
-        messages = list(messages)
-        if not messages or not all(isinstance(m, ChatMessage) for m in messages):
-            raise TypeError("ctx.chat takes a str or a non-empty sequence of ChatMessage")
+        messages = list(messages or ())
+        if not all(isinstance(m, ChatMessage) for m in messages):
+            raise TypeError("ctx.chat takes a str or a non-empty sequence of ChatMessage (or "
+                            "a prompt=)")
+        conversation += messages
+        if not conversation:
+            raise TypeError("ctx.chat needs messages (a str or a non-empty sequence of "
+                            "ChatMessage), a prompt=, or both")
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise ValueError(f"max_turns must be a positive int, got {max_turns!r}")
+        if isinstance(output_retries, bool) or not isinstance(output_retries, int) or \
+                output_retries < 0:
+            raise ValueError(f"output_retries must be an int >= 0, got {output_retries!r}")
+        schema = None if output_schema is None else OutputSchema(output_schema)
         chat_model = self._resources(model, ResourceType.CHAT_MODEL)
         if not isinstance(chat_model, BaseChatModelSetup):
             raise TypeError(f"chat model '{model}' is a {type(chat_model).__name__}, not a "
@@ -200,7 +218,25 @@ class RunnerContextImpl(RunnerContext):
         names = [t.name for t in chat_tools]
         if len(set(names)) != len(names):
             raise ValueError(f"ctx.chat got two tools of one name: {names}")
-        return ChatLoop(self, messages, model, chat_model, chat_tools, max_turns).run()
+        return ChatLoop(self, conversation, model, chat_model, chat_tools, max_turns,
+                        output_schema=schema, output_retries=output_retries).run()
+
+    def _prompt_messages(self, prompt: Prompt | str | None,
+                         values: Mapping[str, Any] | None) -> list[ChatMessage]:
+        """The prompt's messages, filled (a text prompt is one user message)."""
+        if prompt is None:
+            if values is not None:
+                raise TypeError("ctx.chat got values= but no prompt= for them to fill")
+            return []
+        if isinstance(prompt, str):
+            found = self._resources(prompt, ResourceType.PROMPT)
+            if not isinstance(found, Prompt):
+                raise TypeError(f"prompt '{prompt}' is a {type(found).__name__}, not a Prompt")
+            prompt = found
+        elif not isinstance(prompt, Prompt):
+            raise TypeError("ctx.chat's prompt= is a Prompt or the name of a declared one, "
+                            f"got {type(prompt).__name__}")
+        return prompt.format_messages(values or {}, role=MessageRole.USER)
 
     def _require_async(self, what: str) -> None:
         """An awaitable handed to a plain ``def`` action would be dropped unawaited: the call

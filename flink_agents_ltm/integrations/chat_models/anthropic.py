@@ -12,7 +12,10 @@ Our messages map onto Anthropic's content blocks: system messages become the
 ``system`` prompt; an assistant's tool calls become ``tool_use`` blocks and
 tool results ``tool_result`` blocks of the next user turn (consecutive messages
 of one role are merged into one turn, as the API wants). Anthropic has no JSON
-mode: ``json_mode`` asks for a JSON object in the system prompt.
+mode: ``json_mode`` asks for a JSON object in the system prompt. Structured output
+(``output_schema``) is a forced tool use: the schema is offered as one more tool,
+whose input is the answer, and the model must use a tool (that one alone when the
+chat offers no other tools); its input comes back as the answer's JSON content.
 
 One SDK client (one connection pool) per model object, shared by the worker
 threads that call it; :meth:`close` closes it.
@@ -20,8 +23,9 @@ threads that call it; :meth:`close` closes it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import anthropic
 import httpx2
@@ -35,6 +39,7 @@ from flink_agents_ltm.api.chat_models import (
     Tool,
     ToolCall,
 )
+from flink_agents_ltm.api.structured_output import OutputSchema
 from flink_agents_ltm.integrations.model_endpoint import ModelEndpoint
 
 __all__ = ["AnthropicChatModelSetup"]
@@ -49,6 +54,8 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
     connections (Retry-After honoured). ``api_key_env=None`` sends no key (a
     compatible local server). ``transport`` replaces the network
     (``httpx2.MockTransport`` in tests)."""
+
+    supports_output_schema: ClassVar[bool] = True
 
     def __init__(self, model: str, base_url: str = "https://api.anthropic.com",
                  api_key_env: str | None = "ANTHROPIC_API_KEY", timeout_s: float = 60.0,
@@ -73,9 +80,10 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
             {"Authorization": anthropic.Omit()}
 
     def chat(self, messages: Sequence[ChatMessage], tools: Sequence[Tool] | None = None, *,
-             json_mode: bool = False) -> ChatMessage:
+             json_mode: bool = False, output_schema: OutputSchema | None = None
+             ) -> ChatMessage:
         system = [m.content for m in messages if m.role is MessageRole.SYSTEM]
-        if json_mode:
+        if json_mode and output_schema is None:
             system.append(JSON_INSTRUCTION)
         body: dict[str, Any] = {"model": self.endpoint.model, "max_tokens": self.max_tokens,
                                 "messages": _turns(messages)}
@@ -84,6 +92,15 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
         if tools:
             body["tools"] = [{"name": t.name, "description": t.description,
                               "input_schema": dict(t.parameters)} for t in tools]
+        answer_tool, wrapped = None, False
+        if output_schema is not None:
+            answer_tool = _answer_tool_name(output_schema, tools or ())
+            wrapped = output_schema.json_schema.get("type") != "object"
+            body.setdefault("tools", []).append({
+                "name": answer_tool, "input_schema": _object_schema(output_schema.json_schema),
+                "description": "Give the final answer: its input is the answer."})
+            body["tool_choice"] = {"type": "any"} if tools else \
+                {"type": "tool", "name": answer_tool}
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self._client.is_closed():
@@ -97,10 +114,11 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
             raise self.endpoint.transport_error(str(error.request.url), error.__cause__) \
                 from error.__cause__
         else:
-            return self._reply(raw)
+            return self._reply(raw, answer_tool, wrapped)
         raise failure  # out of the handler: the SDK's error may echo the key
 
-    def _reply(self, raw: anthropic.APIResponse[Message]) -> ChatMessage:
+    def _reply(self, raw: anthropic.APIResponse[Message], answer_tool: str | None = None,
+               wrapped: bool = False) -> ChatMessage:
         answer = self.endpoint.json_object(raw.http_response)
         try:
             text: list[str] = []
@@ -108,6 +126,12 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
             for block in raw.parse().content:
                 if block.type == "text":
                     text.append(block.text)
+                elif block.type == "tool_use" and block.name == answer_tool:
+                    # The structured answer: final, whatever else the model asked for
+                    # (a tool_use left without its result would break the next turn).
+                    value = block.input.get("answer") if wrapped else block.input
+                    text, calls = [json.dumps(value)], []
+                    break
                 elif block.type == "tool_use":
                     calls.append(ToolCall(block.id, block.name, dict(block.input)))
             usage = getattr(raw.parse(), "usage", None)
@@ -122,6 +146,23 @@ class AnthropicChatModelSetup(BaseChatModelSetup):
     def close(self) -> None:
         """Close the connection pool; later calls fail with a clear error."""
         self._client.close()
+
+
+def _answer_tool_name(schema: OutputSchema, tools: Sequence[Tool]) -> str:
+    """The answer tool's name: the schema's, unless a real tool has it."""
+    taken = {t.name for t in tools}
+    name = schema.name
+    while name in taken:
+        name = f"{name}_answer"
+    return name
+
+
+def _object_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input is an object: a schema of anything else is wrapped in one (as
+    ``answer``, unwrapped from the reply)."""
+    if schema.get("type") == "object":
+        return schema
+    return {"type": "object", "properties": {"answer": schema}, "required": ["answer"]}
 
 
 def _turns(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:

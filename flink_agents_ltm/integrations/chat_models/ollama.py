@@ -9,7 +9,7 @@ numbers the calls of one answer so results can be paired with them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx2
 
@@ -21,6 +21,7 @@ from flink_agents_ltm.api.chat_models import (
     Tool,
     ToolCall,
 )
+from flink_agents_ltm.api.structured_output import OutputSchema
 from flink_agents_ltm.integrations.chat_models.openai import function_spec
 from flink_agents_ltm.integrations.model_endpoint import ModelEndpoint, RetryingJsonClient
 
@@ -29,7 +30,10 @@ class OllamaChatModelSetup(BaseChatModelSetup):
     """``timeout_s`` bounds the wait for each answer, ``connect_timeout_s`` for each
     connection; ``max_retries`` more attempts follow HTTP 408/409/429/5xx, timeouts
     and failed connections (Retry-After honoured). ``transport`` replaces the
-    network (``httpx2.MockTransport`` in tests)."""
+    network (``httpx2.MockTransport`` in tests). Structured output is native: the
+    schema goes in ``format``."""
+
+    supports_output_schema: ClassVar[bool] = True
 
     def __init__(self, model: str, base_url: str = "http://localhost:11434",
                  timeout_s: float = 120.0, options: Mapping[str, Any] | None = None,
@@ -43,12 +47,15 @@ class OllamaChatModelSetup(BaseChatModelSetup):
         self._client = RetryingJsonClient(self.endpoint, transport)
 
     def chat(self, messages: Sequence[ChatMessage], tools: Sequence[Tool] | None = None, *,
-             json_mode: bool = False) -> ChatMessage:
+             json_mode: bool = False, output_schema: OutputSchema | None = None
+             ) -> ChatMessage:
         body: dict[str, Any] = {"model": self.endpoint.model, "stream": False,
                                 "messages": [_message(m) for m in messages]}
         if tools:
             body["tools"] = [function_spec(t) for t in tools]
-        if json_mode:
+        if output_schema is not None:
+            body["format"] = output_schema.json_schema
+        elif json_mode:
             body["format"] = "json"
         if self.options:
             body["options"] = self.options

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import httpx2
 import openai
@@ -39,6 +39,7 @@ from flink_agents_ltm.api.chat_models import (
     Tool,
     ToolCall,
 )
+from flink_agents_ltm.api.structured_output import OutputSchema
 from flink_agents_ltm.integrations.model_endpoint import ModelEndpoint
 
 if TYPE_CHECKING:
@@ -132,7 +133,10 @@ class OpenAIChatModelSetup(BaseChatModelSetup):
     """``timeout_s`` bounds the wait for each answer, ``connect_timeout_s`` for each
     connection; ``max_retries`` more attempts follow HTTP 408/409/429/5xx, timeouts
     and failed connections (Retry-After honoured). ``transport`` replaces the
-    network (``httpx2.MockTransport`` in tests)."""
+    network (``httpx2.MockTransport`` in tests). Structured output is native:
+    ``response_format: {"type": "json_schema", ...}``."""
+
+    supports_output_schema: ClassVar[bool] = True
 
     def __init__(self, model: str, base_url: str = OPENAI_URL,
                  api_key_env: str | None = "OPENAI_API_KEY", timeout_s: float = 60.0,
@@ -147,12 +151,16 @@ class OpenAIChatModelSetup(BaseChatModelSetup):
         self._connection = OpenAIConnection(self.endpoint, azure_api_version, transport)
 
     def chat(self, messages: Sequence[ChatMessage], tools: Sequence[Tool] | None = None, *,
-             json_mode: bool = False) -> ChatMessage:
+             json_mode: bool = False, output_schema: OutputSchema | None = None
+             ) -> ChatMessage:
         body: dict[str, Any] = {"model": self.endpoint.model,
                                 "messages": [_message(m) for m in messages]}
         if tools:
             body["tools"] = [function_spec(t) for t in tools]
-        if json_mode:
+        if output_schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": output_schema.name, "schema": output_schema.json_schema}}
+        elif json_mode:
             body["response_format"] = {"type": "json_object"}
         if self.temperature is not None:
             body["temperature"] = self.temperature

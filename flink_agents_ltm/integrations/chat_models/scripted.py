@@ -29,6 +29,10 @@ words: the prompt's tokens are the words of every message's content, the complet
 the words of the answer's content plus one per tool call. An answer given as a
 ``ChatMessage`` that carries its own ``usage`` keeps it.
 
+It takes ``output_schema`` as a model with native structured output does, and
+answers from its script all the same: script the JSON text the schema wants (or
+an answer that does not fit, to try what ``ctx.chat`` does then).
+
 The model keeps no state, so it is safe on every worker thread. Use it to try
 ``ctx.chat`` with tools, to write tests of your agents, and in examples; it
 understands nothing.
@@ -38,7 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from flink_agents_ltm.api.chat_models import (
     BaseChatModelSetup,
@@ -49,6 +53,7 @@ from flink_agents_ltm.api.chat_models import (
     ToolCall,
 )
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
+from flink_agents_ltm.api.structured_output import OutputSchema
 
 __all__ = ["Answer", "ScriptExhaustedError", "ScriptedChatModelSetup"]
 
@@ -61,6 +66,10 @@ class ScriptExhaustedError(FlinkAgentsLtmError, RuntimeError):
 
 
 class ScriptedChatModelSetup(BaseChatModelSetup):
+    # Takes ``output_schema`` as a native model does, and answers from its script all the
+    # same: the script says whether the answer fits.
+    supports_output_schema: ClassVar[bool] = True
+
     def __init__(self, answers: Sequence[Answer] | None = None, respond: Respond | None = None):
         if (answers is None) == (respond is None):
             raise ValueError("ScriptedChatModelSetup takes either answers=[...] or "
@@ -80,7 +89,8 @@ class ScriptedChatModelSetup(BaseChatModelSetup):
         self.respond = respond
 
     def chat(self, messages: Sequence[ChatMessage], tools: Sequence[Tool] | None = None, *,
-             json_mode: bool = False) -> ChatMessage:
+             json_mode: bool = False, output_schema: OutputSchema | None = None
+             ) -> ChatMessage:
         turn = sum(1 for m in messages if m.role is MessageRole.ASSISTANT)
         if self.respond is not None:
             return with_usage(messages, to_message(
