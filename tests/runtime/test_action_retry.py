@@ -160,24 +160,34 @@ def test_a_key_waiting_for_its_retry_when_the_job_fails_retries_after_the_restor
                                     memory=lambda: memory)
     assert [(t.timestamp, t.event_time) for t in restored.timers("ann")
             if t.timestamp == retry_at] == [(retry_at, False)]  # the timer came back
+    restored.process_element(("ann", "a2", 0))  # the restored key still waits, the input too
     restored.advance(0.099)
-    assert MEMORY_COUNTS["a1.flaky"] == 1
+    assert restored.pool.pending() == [] and restored.outputs == []
+    assert restored.state_of("ann", "run").failures == 1
     restored.advance(0.001)
     settle(restored)
-    assert restored.outputs == [("ann", "a1", 1, ["a1 body", "a1 call"])]
+    assert restored.outputs == [("ann", "a1", 1, ["a1 body", "a1 call"]),
+                                ("ann", "a2", 2, ["a1 body", "a1 call", "a2 body", "a2 call"])]
     # booked was recorded in Flink state before the failure: not made again
-    assert MEMORY_COUNTS == {"a1.booked": 1, "a1.flaky": 2}
-    assert rows(memory, "ann") == ["a1 body", "a1 call"]  # 0 duplicate rows
+    assert MEMORY_COUNTS == {"a1.booked": 1, "a1.flaky": 2, "a2.booked": 1, "a2.flaky": 1}
+    assert rows(memory, "ann") == ["a1 body", "a1 call", "a2 body", "a2 call"]  # 0 duplicates
     assert restored.timers() == []
 
 
 def test_an_input_that_ends_while_a_key_waits_waits_its_backoff_in_the_drain():
+    """Processing-time timers no longer fire then: the drain round waits, as for a call."""
     harness = AgentHarness(FlakyAgent(), config=retrying(), run_on_wait=True)
     harness.process_element(("ann", "a1", 2))
+    harness.pool.complete_all()
+    harness.advance(0.005)
+    harness.pool.complete_all()
+    harness.advance(0.005)  # attempt 1 fails now: its retry timer is registered
+    harness.advance(0.02)
+    assert len(retry_timers(harness, "ann")) == 1
     harness.end_input()
     assert harness.outputs == [("ann", "a1", 1, ["a1 body", "a1 call"])]
-    assert [round(s, 3) for s in harness.pool.slept] == [0.1, 0.25]
-    assert harness.timers() == []
+    assert [round(s, 3) for s in harness.pool.slept] == [0.08, 0.25]
+    assert harness.timers() == []  # the retry timer that never fired is deleted
 
 
 def test_the_event_log_shows_each_retry(tmp_path):
