@@ -22,6 +22,17 @@ emitted / applied in the mailbox turn the run completes. A failing action in
 ``ignore`` mode therefore drops the input's whole run, earlier steps included;
 only long-term memory (Mem0, no transactions) keeps what was written.
 
+**Retry** (``agents.error-handling: retry``). A failed step with retries left is
+dropped as an attempt (its pending memory writes, sent events and outputs, its memory
+observations) and put back at the head of the run's work; the run *waits*: its record
+counts the failures and holds the processing time of the next attempt (``retry_at``), and
+a processing-time timer of the key at that time brings it back, like a poll timer; the
+mailbox goes on with other keys, and a restore finds the key waiting. The retry runs under
+the same observation id and keeps the step's recorded durable results (and its
+action-state store rows), so calls that returned are not made again and long-term memory
+writes land on the same ids. In a drain round (timers no longer fire) the key waits for its
+retry time as it waits for its call.
+
 **Exactly-once.** The run's record (steps done with the events they sent,
 durable results of the current step when action state is retained) is written
 to keyed state before the callback returns, so a checkpoint sees whole steps.

@@ -205,3 +205,29 @@ def test_the_event_log_shows_each_retry(tmp_path):
         ("retrying", 1, 100, "WARNING", "DurableCallError"),
         ("completed", None, None, "INFO", None)]
     assert {r["observation_id"] for r in actions} == {harness.observation_id("ann", 0)}
+
+
+def test_with_the_action_state_store_a_restored_retry_takes_the_stores_results(tmp_path):
+    """Action state not retained in Flink state: the call that returned in the failed attempt
+    is answered by the action-state store after the restore, not made again."""
+    options = retrying(**{"agents.action-state.store": "sqlite",
+                          "agents.action-state.retained": False,
+                          "agents.job-id": "retry-store",
+                          "long-term-memory.embedded.base-dir": str(tmp_path)})
+    memory = InMemoryLongTermMemory("retry-store")
+    harness = AgentHarness(FlakyAgent(), config=options, memory=lambda: memory)
+    harness.process_element(("ann", "a1", 1))
+    settle(harness)
+    snapshot = harness.snapshot()
+    harness.notify_checkpoint_complete()  # prunes the rows of ended steps: not the waiting one
+    assert harness.state_of("ann", "run").calls == []  # not retained: the store has booked
+    harness.close()
+
+    restored = AgentHarness.restore(snapshot, FlakyAgent(), config=options,
+                                    memory=lambda: memory)
+    restored.advance(0.1)
+    settle(restored)
+    assert restored.outputs == [("ann", "a1", 1, ["a1 body", "a1 call"])]
+    assert MEMORY_COUNTS == {"a1.booked": 1, "a1.flaky": 2}
+    assert rows(memory, "ann") == ["a1 body", "a1 call"]
+    restored.close()
