@@ -473,8 +473,9 @@ UPSTREAM_KEYS: tuple[KeyAlias | ForeignKey, ...] = (
              note="retries after the first attempt, as upstream (default 3); then "
                   f"{AgentsOptions.RETRY_THEN.key} (default fail, as upstream)"),
     KeyAlias("retry-wait-interval", AgentsOptions.RETRY_INITIAL_BACKOFF_MS, _seconds_as_ms,
-             note="seconds, as upstream (default 1); doubled per retry (backoff-multiplier "
-                  "2), up to agents.error-handling.retry.max-backoff-ms (upstream: no cap)"),
+             plain=True,
+             note="seconds, as upstream (default 1); doubled per retry (backoff-multiplier 2), "
+                  "up to agents.error-handling.retry.max-backoff-ms (upstream: no cap)"),
     KeyAlias("short-term-memory.state-ttl.ms", AgentsOptions.SHORT_TERM_MEMORY_TTL_MS,
              _state_ttl, note="0 (upstream's 'off') is unset; durations such as '10 min' too"),
     ForeignKey("short-term-memory.state-ttl.update-type",

@@ -190,6 +190,13 @@ def test_retry_is_taken_with_upstreams_retry_keys():
     with pytest.raises(ValueError,
                        match="must be at least 0, got -1 \\(given as 'max-retries'\\)$"):
         AgentsConfiguration().set("max-retries", -1)
+    # upstream's interval is whole seconds: a duration would be read as milliseconds
+    with pytest.raises(ValueError, match="^option 'retry-wait-interval' expects an integer, "
+                                         "got '2 s'$"):
+        AgentsConfiguration().set_string("retry-wait-interval", "2 s")
+    with pytest.raises(ValueError, match="^option 'retry-wait-interval' must be 0 or more "
+                                         "seconds, got -1$"):
+        AgentsConfiguration().set_string("retry-wait-interval", "-1")
 
 
 def test_a_misspelt_upstream_key_is_refused_suggesting_the_upstream_key():
