@@ -419,7 +419,9 @@ class KeyedRunEngine:
                         incarnation=busy.incarnation, incarnation_kept=False,
                         stored=True, drain_rounds=busy.drain_rounds,
                         waiting=next_seq - busy.head - 1,
-                        busy_dirty=keeps_counter != busy.keeps_counter)
+                        busy_dirty=keeps_counter != busy.keeps_counter,
+                        # Flink restored the timer of a retry with the state that waits for it
+                        retry_timer=record.retry_at)
         self._stats.inputs_waiting += work.waiting
         self._works[key] = work
         return work

@@ -231,3 +231,15 @@ def test_with_the_action_state_store_a_restored_retry_takes_the_stores_results(t
     assert MEMORY_COUNTS == {"a1.booked": 1, "a1.flaky": 2}
     assert rows(memory, "ann") == ["a1 body", "a1 call"]
     restored.close()
+
+
+def test_a_key_restored_waiting_that_ends_in_the_drain_leaves_no_timer():
+    harness = AgentHarness(FlakyAgent(), config=retrying())
+    harness.process_element(("ann", "a1", 1))
+    settle(harness)
+    snapshot = harness.snapshot()
+    harness.close()
+    restored = AgentHarness.restore(snapshot, FlakyAgent(), config=retrying(), run_on_wait=True)
+    restored.end_input()  # before the restored retry timer fired
+    assert restored.outputs == [("ann", "a1", 1, ["a1 body", "a1 call"])]
+    assert restored.timers() == []
