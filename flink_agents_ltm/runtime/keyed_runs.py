@@ -209,6 +209,7 @@ class _KeyWork:
     waiting: int = 0  # inputs pending behind the run
     poll_at: int | None = None  # the processing-time timer registered to poll its call
     retry_timer: int | None = None  # the processing-time timer registered for its retry
+    retry_due: float | None = None  # when that is, on the clock (set in this process only)
     record_dirty: bool = False
     busy_dirty: bool = False
 
@@ -280,6 +281,7 @@ class KeyedRunEngine:
         self._works: dict[Any, _KeyWork] = {}
         self._current: _KeyWork | None = None
         self._finished_seen = -1  # the pool's finished-call counter at resume_ready's last look
+        self._next_retry_due: float | None = None  # the earliest retry_due of a waiting key
         self._driver = ActionDriver(pool, clock, stats, settings.timeout_s, self._enter,
                                     self._on_record)
 
@@ -341,15 +343,32 @@ class KeyedRunEngine:
         timer registered in a bundle only after that bundle, so a key's poll timer came
         ~25 ms after its call ended and each call held its slot that much longer. A key
         resumed here goes on exactly as its poll timer would have resumed it: the timer
-        stays registered (and finds the key parked on its next call, or gone)."""
+        stays registered (and finds the key parked on its next call, or gone). A key whose
+        retry is due (``agents.error-handling: retry``) starts it here too, instead of up to
+        a bundle's time late."""
         outputs: list[Any] = []
+        now = self._clock.monotonic()
         finished = self._pool.finished
-        if finished == self._finished_seen:  # no call finished since the last look
+        calls = finished != self._finished_seen  # a call finished since the last look
+        if not calls and (self._next_retry_due is None or now < self._next_retry_due):
             return outputs
         self._finished_seen = finished
-        ready = [work for work in self._works.values() if self._call_done(work)]
+        ready, next_due = [], None
+        for work in self._works.values():
+            due = work.retry_due
+            if due is not None and work.run.execution is None:
+                if due <= now:
+                    ready.append(work)
+                else:
+                    next_due = due if next_due is None else min(next_due, due)
+            elif calls and self._call_done(work):
+                ready.append(work)
         for work in ready:  # a key's progress never touches another key's work
             self._advance_key(work, enter_key(work.key), outputs, None)
+            due = work.retry_due  # still waiting (its clock and Flink's differ by a tick)
+            if due is not None and work.key in self._works:
+                next_due = due + 0.001 if next_due is None else min(next_due, due + 0.001)
+        self._next_retry_due = next_due
         return outputs
 
     @property
@@ -592,6 +611,7 @@ class KeyedRunEngine:
                         run.work.appendleft((event, action))
                         return Progress.PARKED
                     run.record.retry_at = None
+                    work.retry_due = None
                     work.record_dirty = True
                 run.execution = self._new_execution(work, event, action)
                 self._stats.actions_started += 1
@@ -703,6 +723,9 @@ class KeyedRunEngine:
         attempt = run.record.failures
         delay_ms = policy.delay_ms(attempt)
         run.record.retry_at = timers.current_processing_time() + delay_ms
+        work.retry_due = self._clock.monotonic() + delay_ms / 1000
+        if self._next_retry_due is None or work.retry_due < self._next_retry_due:
+            self._next_retry_due = work.retry_due
         run.work.appendleft((execution.event, execution.action))
         work.record_dirty = True
         self._stats.action_retries += 1

@@ -243,3 +243,22 @@ def test_a_key_restored_waiting_that_ends_in_the_drain_leaves_no_timer():
     restored.end_input()  # before the restored retry timer fired
     assert restored.outputs == [("ann", "a1", 1, ["a1 body", "a1 call"])]
     assert restored.timers() == []
+
+
+def test_where_timers_fire_late_a_due_retry_starts_at_the_end_of_any_callback():
+    """PyFlink's process mode fires a timer registered in a bundle only after the bundle
+    (up to a second later): the operator then starts due retries after each callback, as it
+    resumes keys whose calls are done (``resume_ready``)."""
+    harness = AgentHarness(FlakyAgent(), config=retrying(), resume_ready=True, sync=True)
+    harness.process_element(("ann", "a1", 1))  # the calls run at once: attempt 1 fails
+    assert harness.outputs == [] and MEMORY_COUNTS["a1.flaky"] == 1
+    harness.clock.advance(0.05)  # time passes, but no timer fires (the bundle goes on)
+    harness.process_element(("bob", "b1", 0))
+    assert MEMORY_COUNTS["a1.flaky"] == 1  # not due yet
+    harness.clock.advance(0.051)
+    harness.process_element(("bob", "b2", 0))  # ann's retry is due: it runs after bob's input
+    assert harness.outputs == [("bob", "b1", 1, ["b1 body", "b1 call"]),
+                               ("bob", "b2", 2, ["b1 body", "b1 call", "b2 body", "b2 call"]),
+                               ("ann", "a1", 1, ["a1 body", "a1 call"])]
+    harness.advance(0)  # the retry timer, late, finds the key's work done
+    assert harness.timers() == [] and len(harness.outputs) == 3

@@ -15,12 +15,12 @@ from runtime.retry_agents import FlakyAgent, runs
 
 pytestmark = pytest.mark.cluster
 
-OTHERS = 24  # inputs of other keys, one every SPACING_S, after the flaky one
-SPACING_S = 0.04
+OTHERS = 80  # inputs of other keys, one every SPACING_S, after the flaky one
+SPACING_S = 0.04  # the input lasts about 3 s: room for the retries on a loaded machine
 
 
 def spaced(record):
-    """Let the inputs reach the agent over about a second (the retries take 150 ms)."""
+    """Let the inputs reach the agent over about 3 s (the retries wait 150 ms)."""
     time.sleep(SPACING_S)
     return record
 
@@ -62,4 +62,7 @@ def test_a_flaky_action_retried_on_timers_succeeds_while_other_keys_go_on(
     ann_done = next(i for i, r in enumerate(records) if r["record"] == "action"
                     and r["key"] == "ann" and r["outcome"] == "completed")
     last_input = max(i for i, r in enumerate(records) if r["record"] == "input")
-    assert ann_done < last_input
+    ann_actions = [(r["outcome"], r["time"]) for r in records
+                   if r["record"] == "action" and r["key"] == "ann"]
+    assert ann_done < last_input, (f"the last input came at {records[last_input]['time']}; "
+                                   f"ann's actions: {ann_actions}")
