@@ -265,16 +265,19 @@ class KeyAlias:
     by the option's type (errors name ``key``), then ``convert`` turns a value of the
     alias's form into the option's (``None``: as it is); ``convert`` raises
     ``ValueError`` with a message naming ``key`` to refuse a value. ``note`` says
-    what differs, for the documentation."""
+    what differs, for the documentation. ``plain``: the alias's value is a plain number,
+    not a duration, even where the option is one (an alias in seconds converts it)."""
 
     key: str
     option: ConfigOption[Any]
     convert: Callable[[Any], Any] | None = None
     note: str = ""
+    plain: bool = False
 
     def value(self, value: Any, *, text: bool) -> Any:
         """``value`` (``text``: as written in a configuration file) as the option's value."""
-        renamed = dataclasses.replace(self.option, key=self.key)
+        renamed = dataclasses.replace(self.option, key=self.key,
+                                      duration=self.option.duration and not self.plain)
         valid = renamed.parse(value) if text else renamed.validate(value)
         if self.convert is None or valid is None:
             return valid

@@ -23,6 +23,10 @@ there, before the job is submitted. On the local mini-cluster it also points
 PyFlink's Python workers at this interpreter
 (:mod:`~flink_agents_ltm.api.python_workers`).
 
+Tables go in and out too: ``from_table(table, key="customer")`` (each row one input, a
+PyFlink ``Row``) and ``to_table(output_type=Types.ROW_NAMED(...))`` (each output one row),
+through the ``StreamTableEnvironment`` given as ``t_env`` (or one made on ``env``).
+
 ``to_datastream`` builds the operator through the runtime's builder, which the
 package's root registers (:mod:`~flink_agents_ltm.api.operator_seam`): this module
 never names the runtime.
@@ -53,25 +57,38 @@ __all__ = ["AgentBuilder", "AgentsConfiguration", "AgentsExecutionEnvironment", 
 
 
 class AgentsExecutionEnvironment:
-    def __init__(self, env: Any):
+    def __init__(self, env: Any, t_env: Any = None):
         self._env = env
+        self._t_env = t_env
         self._config = AgentsConfiguration()
         self._resources: dict[str, tuple[ResourceType, ResourceDescriptor]] = {}
         self._shaper: JobFailureShaper | None = None
         self._submission: JobSubmission | None = None
 
     @staticmethod
-    def get_execution_environment(env: Any = None) -> AgentsExecutionEnvironment:
+    def get_execution_environment(env: Any = None, t_env: Any = None
+                                  ) -> AgentsExecutionEnvironment:
         """Agents on a PyFlink ``StreamExecutionEnvironment`` (required: local
-        execution without Flink is not provided)."""
+        execution without Flink is not provided); ``t_env``: the
+        ``StreamTableEnvironment`` on ``env`` that :meth:`from_table` and
+        :meth:`AgentBuilder.to_table` use (made on first use when not given)."""
         if env is None:
             raise ValueError("pass the PyFlink StreamExecutionEnvironment: "
                              "AgentsExecutionEnvironment.get_execution_environment(env=env)")
-        return AgentsExecutionEnvironment(env)
+        return AgentsExecutionEnvironment(env, t_env)
 
     @property
     def env(self) -> Any:
         return self._env
+
+    @property
+    def t_env(self) -> Any:
+        """The ``StreamTableEnvironment`` tables go through (made on ``env`` if not given)."""
+        if self._t_env is None:
+            from pyflink.table import StreamTableEnvironment
+
+            self._t_env = StreamTableEnvironment.create(stream_execution_environment=self._env)
+        return self._t_env
 
     def get_config(self) -> Configuration:
         """The options this program sets; they win over Flink's configuration."""
@@ -145,6 +162,23 @@ class AgentsExecutionEnvironment:
             raise TypeError("key_selector must be a callable returning the record's key")
         return AgentBuilder(self, stream, key_selector)
 
+    def from_table(self, table: Any, key_selector: Callable[[Any], Any] | None = None, *,
+                   key: str | None = None) -> AgentBuilder:
+        """Each row of ``table`` (an insert-only PyFlink ``Table``) is one input: a PyFlink
+        ``Row`` (``row["text"]``, ``row.text``, ``row.as_dict()``), keyed by the column
+        ``key`` or by ``key_selector(row)`` (upstream's form)."""
+        if (key is None) == (key_selector is None):
+            raise TypeError("from_table takes the key column (key='customer') or a "
+                            "key_selector, exactly one of them")
+        if key is not None:
+            columns = _columns(table)
+            if key not in columns:
+                raise ValueError(f"from_table: the table has no column '{key}' to key by; its "
+                                 f"columns are {', '.join(columns)}")
+            key_selector = _KeyColumn(key)
+        assert key_selector is not None
+        return self.from_datastream(self.t_env.to_data_stream(table), key_selector)
+
     def execute(self, job_name: str = "flink-agents-ltm") -> Any:
         """Run the job; a failed job raises
         :class:`~flink_agents_ltm.api.job_errors.JobFailedError` (a ``Py4JJavaError``
@@ -208,3 +242,65 @@ class AgentBuilder:
             stream.execute_and_collect = shaper.wrap_collect(
                 stream.execute_and_collect, self._agents_env.submission().restore_path)
         return stream
+
+    def to_table(self, schema: Any = None, output_type: Any = None) -> Any:
+        """The agent's outputs as a ``Table`` of ``output_type`` (required: a row type,
+        ``Types.ROW_NAMED([...], [...])``); each output is a ``Row``, a tuple or a dict of
+        those fields. ``schema`` (a ``Schema``, optional) as in PyFlink's
+        ``from_data_stream``. The arguments are upstream's, in its order."""
+        from pyflink.common.typeinfo import RowTypeInfo
+
+        if not isinstance(output_type, RowTypeInfo):
+            raise TypeError("to_table needs output_type, the row type of the outputs, e.g. "
+                            "Types.ROW_NAMED(['customer', 'answer'], [Types.STRING(), "
+                            f"Types.STRING()]); got {type(output_type).__name__}")
+        rows = self.to_datastream().map(_AsRow(output_type.get_field_names()),
+                                        output_type=output_type)
+        t_env = self._agents_env.t_env
+        return t_env.from_data_stream(rows) if schema is None else \
+            t_env.from_data_stream(rows, schema)
+
+
+def _columns(table: Any) -> list[str]:
+    resolved = getattr(table, "get_resolved_schema", None)
+    if resolved is not None:
+        return list(resolved().get_column_names())
+    return list(table.get_schema().get_field_names())
+
+
+class _KeyColumn:
+    """The key selector of ``from_table(table, key=column)`` (picklable, named in errors)."""
+
+    def __init__(self, column: str):
+        self.column = column
+
+    def __call__(self, row: Any) -> Any:
+        return row[self.column]
+
+    def __repr__(self) -> str:
+        return f"column '{self.column}'"
+
+
+class _AsRow:
+    """An output as a row of ``to_table``'s type: a Row as it is, a tuple by position, a dict
+    by field name; anything else is refused naming the fields."""
+
+    def __init__(self, fields: list[str]):
+        self.fields = list(fields)
+
+    def __call__(self, output: Any) -> Any:
+        from pyflink.common import Row
+
+        if isinstance(output, Row):
+            return output
+        if isinstance(output, tuple | list) and len(output) == len(self.fields):
+            return Row(*output)
+        if isinstance(output, dict):
+            missing = [f for f in self.fields if f not in output]
+            if not missing:
+                return Row(*(output[f] for f in self.fields))
+            raise ValueError(f"to_table: an output has no field {', '.join(missing)} "
+                             f"(fields: {', '.join(self.fields)})")
+        raise TypeError(f"to_table: an output must be a Row, a tuple of {len(self.fields)} "
+                        f"values or a dict of {', '.join(self.fields)}; got "
+                        f"{type(output).__name__}")

@@ -46,6 +46,14 @@ def _positive(option: ConfigOption[Any], value: Any) -> None:
         raise ConfigurationError(f"option '{option.key}' must be positive, got {value!r}")
 
 
+def _at_least(lowest: float) -> Callable[[ConfigOption[Any], Any], None]:
+    def check(option: ConfigOption[Any], value: Any) -> None:
+        if value is not None and value < lowest:
+            raise ConfigurationError(f"option '{option.key}' must be at least {lowest:g}, "
+                                     f"got {value!r}")
+    return check
+
+
 def _one_of(choices: tuple[str, ...]) -> Callable[[ConfigOption[Any], Any], None]:
     def check(option: ConfigOption[Any], value: Any) -> None:
         if value is not None and value not in choices:
@@ -117,7 +125,29 @@ class AgentsOptions:
     ERROR_HANDLING = ConfigOption(
         "agents.error-handling", str, "fail",
         "What a failing action does: 'fail' fails the job (Flink restarts it from the last "
-        "checkpoint), 'ignore' logs the error, drops that input's run and goes on.")
+        "checkpoint), 'ignore' logs the error, drops that input's run and goes on, 'retry' "
+        "runs the action again from its start after a backoff (a timer of its key; the "
+        "mailbox goes on with other keys), agents.error-handling.retry.max-retries times at "
+        "most, then does what agents.error-handling.retry.then says.")
+    RETRY_MAX_RETRIES = ConfigOption(
+        "agents.error-handling.retry.max-retries", int, 3,
+        "With error-handling 'retry': how many times a failed action runs again (0: never; "
+        "an action runs at most 1 + this many times per input).")
+    RETRY_INITIAL_BACKOFF_MS = ConfigOption(
+        "agents.error-handling.retry.initial-backoff-ms", int, 1000,
+        "With error-handling 'retry': the wait before the first retry (0: at once, on the "
+        "key's next timer).", duration=True)
+    RETRY_BACKOFF_MULTIPLIER = ConfigOption(
+        "agents.error-handling.retry.backoff-multiplier", float, 2.0,
+        "With error-handling 'retry': each further retry waits this many times longer "
+        "(at least 1).")
+    RETRY_MAX_BACKOFF_MS = ConfigOption(
+        "agents.error-handling.retry.max-backoff-ms", int, 60_000,
+        "With error-handling 'retry': the longest wait before a retry.", duration=True)
+    RETRY_THEN = ConfigOption(
+        "agents.error-handling.retry.then", str, "fail",
+        "With error-handling 'retry': what the last failed attempt does, 'fail' (the job "
+        "fails, as upstream's RETRY does) or 'ignore' (the input's run is dropped).")
     PROGRESS_INTERVAL_MS = ConfigOption(
         "agents.progress-interval-ms", int, 10_000,
         "How often each operator subtask logs a progress line (inputs, actions, durable "
@@ -171,6 +201,12 @@ class AgentsOptions:
         ACTION_STATE_RETENTION_MS.key: _positive,
         ACTION_STATE_UNFINISHED_RETENTION_MS.key: _positive,
         EVENT_LOG_MAX_PAYLOAD_CHARS.key: _positive,
+        ERROR_HANDLING.key: _one_of(("fail", "ignore", "retry")),
+        RETRY_MAX_RETRIES.key: _at_least(0),
+        RETRY_INITIAL_BACKOFF_MS.key: _at_least(0),
+        RETRY_BACKOFF_MULTIPLIER.key: _at_least(1),
+        RETRY_MAX_BACKOFF_MS.key: _positive,
+        RETRY_THEN.key: _one_of(("fail", "ignore")),
         EVENT_LOG_SINK.key: _one_of(SINKS),
         EVENT_LOG_LEVEL.key: _checked_by(parse_level),
         EVENT_LOG_LEVELS.key: _checked_by(parse_levels),
@@ -376,16 +412,16 @@ LongTermMemoryOptions.Mem0.VECTOR_STORE = LongTermMemoryOptions.VECTOR_STORE
 
 def _error_handling(value: str) -> str:
     name = enum_name(value)
-    if name in ("FAIL", "IGNORE"):
+    if name in ("FAIL", "IGNORE", "RETRY"):
         return name.lower()
-    if name == "RETRY":
-        raise ValueError(
-            "option 'error-handling-strategy': RETRY has no equivalent in flink-agents-ltm: "
-            "a failing action fails the job (FAIL: Flink restarts it from the last checkpoint, "
-            "completed durable calls are not made again) or is dropped (IGNORE); retry "
-            "inside the action, around the call")
-    raise ValueError("option 'error-handling-strategy' is FAIL or IGNORE (RETRY has no "
-                     "equivalent here); its value is not shown")
+    raise ValueError("option 'error-handling-strategy' is FAIL, IGNORE or RETRY; its value is "
+                     "not shown")
+
+
+def _seconds_as_ms(value: int) -> int:
+    if value < 0:
+        raise ValueError(f"option 'retry-wait-interval' must be 0 or more seconds, got {value}")
+    return value * 1000
 
 
 def _state_ttl(value: int) -> int | None:
@@ -428,8 +464,15 @@ UPSTREAM_KEYS: tuple[KeyAlias | ForeignKey, ...] = (
              note="worker threads per subtask, which is also the most durable async calls in "
                   "flight (default 32, upstream: twice the CPUs)"),
     KeyAlias("error-handling-strategy", AgentsOptions.ERROR_HANDLING, _error_handling,
-             note="FAIL or IGNORE, any case; applies to every action (upstream: model "
-                  "requests); RETRY is refused"),
+             note="FAIL, IGNORE or RETRY, any case; applies to every action (upstream: model "
+                  "requests); a retry waits on a timer of its key, not on the thread"),
+    KeyAlias("max-retries", AgentsOptions.RETRY_MAX_RETRIES,
+             note="retries after the first attempt, as upstream (default 3); then "
+                  f"{AgentsOptions.RETRY_THEN.key} (default fail, as upstream)"),
+    KeyAlias("retry-wait-interval", AgentsOptions.RETRY_INITIAL_BACKOFF_MS, _seconds_as_ms,
+             plain=True,
+             note="seconds, as upstream (default 1); doubled per retry (backoff-multiplier 2), "
+                  "up to agents.error-handling.retry.max-backoff-ms (upstream: no cap)"),
     KeyAlias("short-term-memory.state-ttl.ms", AgentsOptions.SHORT_TERM_MEMORY_TTL_MS,
              _state_ttl, note="0 (upstream's 'off') is unset; durations such as '10 min' too"),
     ForeignKey("short-term-memory.state-ttl.update-type",
@@ -438,10 +481,6 @@ UPSTREAM_KEYS: tuple[KeyAlias | ForeignKey, ...] = (
     ForeignKey("short-term-memory.state-ttl.visibility",
                "an expired short-term memory entry is never returned",
                accepted=("NEVER_RETURN_EXPIRED",)),
-    ForeignKey("max-retries", "it applies to error-handling-strategy RETRY, which has no "
-               "equivalent", warn=True),
-    ForeignKey("retry-wait-interval", "it applies to error-handling-strategy RETRY, which "
-               "has no equivalent", warn=True),
     ForeignKey("chat.async", "ctx.chat's model calls always run on the worker pool",
                accepted=("TRUE",)),
     ForeignKey("tool-call.async", "ctx.chat's plain tools always run on the worker pool (a "
@@ -495,8 +534,6 @@ class AgentsConfiguration(Configuration):
         check = AgentsOptions.VALIDATORS.get(option.key)
         if check is not None:
             check(option, value)
-        if option is AgentsOptions.ERROR_HANDLING and value not in ("fail", "ignore"):
-            raise ConfigurationError(f"option '{option.key}' is 'fail' or 'ignore', got {value!r}")
 
 
 def long_term_memory_configuration(values: Mapping[str, Any] | None = None) -> Configuration:

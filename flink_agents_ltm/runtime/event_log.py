@@ -115,10 +115,13 @@ class StepTrace:
             self._log.write("output", OutputEvent, {**self._base, "event_type": "OutputEvent"},
                             payload=output)
 
-    def end(self, outcome: str, duration_s: float, error: BaseException | None = None
-            ) -> None:
+    def end(self, outcome: str, duration_s: float, error: BaseException | None = None,
+            **extra: Any) -> None:
+        """The action ended: ``completed``, ``failed``, or ``retrying`` (with the failed
+        ``attempt`` and ``retry_in_ms``, ``agents.error-handling: retry``)."""
         self._log.write("action", self._type, {**self._base, "outcome": outcome,
-                                               "duration_ms": _ms(duration_s)}, error=error)
+                                               "duration_ms": _ms(duration_s), **extra},
+                        error=error)
 
 
 class EventLog:

@@ -223,6 +223,7 @@ class ManualWorkerPool:
         self._running: dict[ManualCall, None] = {}  # insertion-ordered sets
         self._abandoned: dict[ManualCall, None] = {}
         self.submitted: list[ManualCall] = []
+        self.slept: list[float] = []  # seconds of each sleep of the mailbox thread
         self.closed = False
 
     @property
@@ -277,6 +278,12 @@ class ManualWorkerPool:
             for handle in runnable:
                 self.run(handle)
             return
+        self._clock.now = max(self._clock.now, until)
+
+    def sleep(self, until: float) -> None:
+        """The mailbox thread sleeps (only a drain round waiting for a retry): the clock
+        jumps there; ``slept`` lists how long each sleep was."""
+        self.slept.append(max(0.0, until - self._clock.now))
         self._clock.now = max(self._clock.now, until)
 
     def close(self, grace_s: float) -> list[ManualCall]:

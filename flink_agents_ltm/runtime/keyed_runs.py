@@ -22,6 +22,17 @@ emitted / applied in the mailbox turn the run completes. A failing action in
 ``ignore`` mode therefore drops the input's whole run, earlier steps included;
 only long-term memory (Mem0, no transactions) keeps what was written.
 
+**Retry** (``agents.error-handling: retry``). A failed step with retries left is
+dropped as an attempt (its pending memory writes, sent events and outputs, its memory
+observations) and put back at the head of the run's work; the run *waits*: its record
+counts the failures and holds the processing time of the next attempt (``retry_at``), and
+a processing-time timer of the key at that time brings it back, like a poll timer; the
+mailbox goes on with other keys, and a restore finds the key waiting. The retry runs under
+the same observation id and keeps the step's recorded durable results (and its
+action-state store rows), so calls that returned are not made again and long-term memory
+writes land on the same ids. In a drain round (timers no longer fire) the key waits for its
+retry time as it waits for its call.
+
 **Exactly-once.** The run's record (steps done with the events they sent,
 durable results of the current step when action state is retained) is written
 to keyed state before the callback returns, so a checkpoint sees whole steps.
@@ -117,25 +128,54 @@ DRAIN_ROUNDS_PER_INPUT = 4  # drain rounds per pending input: one per durable ca
 
 
 @dataclass(frozen=True)
+class RetryPolicy:
+    """``agents.error-handling: retry``: how often a failed step runs again, and after
+    which wait (exponential backoff, capped)."""
+
+    max_retries: int
+    initial_ms: int
+    multiplier: float
+    max_ms: int
+
+    def delay_ms(self, failures: int) -> int:
+        """The wait before the attempt that follows the ``failures``-th failure (1-based)."""
+        return int(min(self.initial_ms * self.multiplier ** (failures - 1), self.max_ms))
+
+    @classmethod
+    def of(cls, config: AgentsConfiguration) -> RetryPolicy | None:
+        if config.get(AgentsOptions.ERROR_HANDLING) != "retry":
+            return None
+        return cls(max_retries=config.get(AgentsOptions.RETRY_MAX_RETRIES),
+                   initial_ms=config.get(AgentsOptions.RETRY_INITIAL_BACKOFF_MS),
+                   multiplier=config.get(AgentsOptions.RETRY_BACKOFF_MULTIPLIER),
+                   max_ms=config.get(AgentsOptions.RETRY_MAX_BACKOFF_MS))
+
+
+@dataclass(frozen=True)
 class EngineSettings:
     agent_name: str
     timeout_s: float
     poll_ms: int
-    fail_job: bool
+    fail_job: bool  # what a failure does once no retry is left: fail the job, or drop the run
     retain: bool
     incarnation: str  # of this submission: the line of runs of a key without state
+    retry: RetryPolicy | None = None  # agents.error-handling: retry
 
     @classmethod
     def of(cls, agent_name: str, config: AgentsConfiguration,
            submission: JobSubmission) -> EngineSettings:
         """The settings the agents' configuration and the job's submission give: the
         operator and the harness both build theirs here, so that they run an agent alike."""
+        retry = RetryPolicy.of(config)
+        final = config.get(AgentsOptions.RETRY_THEN if retry is not None
+                           else AgentsOptions.ERROR_HANDLING)
         return cls(agent_name=agent_name,
                    timeout_s=config.get(AgentsOptions.ASYNC_TIMEOUT_MS) / 1000,
                    poll_ms=config.get(AgentsOptions.ASYNC_POLL_INTERVAL_MS),
-                   fail_job=config.get(AgentsOptions.ERROR_HANDLING) == "fail",
+                   fail_job=final == "fail",
                    retain=config.get(AgentsOptions.RETAIN_ACTION_STATE),
-                   incarnation=incarnation_of(submission.name))
+                   incarnation=incarnation_of(submission.name),
+                   retry=retry)
 
 
 @dataclass
@@ -151,6 +191,7 @@ class _Run:
     execution: ActionExecution | None = None
     stored: bool = False  # its record is in keyed state
     journal_tag: RunTag | None = None  # the action-state store's run, found on first use
+    retry_journal: StepJournal | None = None  # the failed attempt's, for the step's retry
 
 
 @dataclass
@@ -167,6 +208,8 @@ class _KeyWork:
     drain_rounds: int = 0
     waiting: int = 0  # inputs pending behind the run
     poll_at: int | None = None  # the processing-time timer registered to poll its call
+    retry_timer: int | None = None  # the processing-time timer registered for its retry
+    retry_due: float | None = None  # when that is, on the clock (set in this process only)
     record_dirty: bool = False
     busy_dirty: bool = False
 
@@ -238,6 +281,7 @@ class KeyedRunEngine:
         self._works: dict[Any, _KeyWork] = {}
         self._current: _KeyWork | None = None
         self._finished_seen = -1  # the pool's finished-call counter at resume_ready's last look
+        self._next_retry_due: float | None = None  # the earliest retry_due of a waiting key
         self._driver = ActionDriver(pool, clock, stats, settings.timeout_s, self._enter,
                                     self._on_record)
 
@@ -278,10 +322,13 @@ class KeyedRunEngine:
             if busy is None:  # the key's work already ended
                 return []
             work = self._restore(key, busy)
-        elif not event_time and timestamp == work.poll_at:
-            work.poll_at = None
+        elif not event_time:
+            if timestamp == work.poll_at:
+                work.poll_at = None
+            if timestamp == work.retry_timer:
+                work.retry_timer = None
         if drain_round is not None:  # the input ended: progress by at least one call
-            self._wait_for_own_call(work)
+            self._wait_for_own_call(work, timers)
         outputs: list[Any] = []
         self._advance_key(work, timers, outputs, drain_round)
         return outputs
@@ -296,15 +343,32 @@ class KeyedRunEngine:
         timer registered in a bundle only after that bundle, so a key's poll timer came
         ~25 ms after its call ended and each call held its slot that much longer. A key
         resumed here goes on exactly as its poll timer would have resumed it: the timer
-        stays registered (and finds the key parked on its next call, or gone)."""
+        stays registered (and finds the key parked on its next call, or gone). A key whose
+        retry is due (``agents.error-handling: retry``) starts it here too, instead of up to
+        a bundle's time late."""
         outputs: list[Any] = []
+        now = self._clock.monotonic()
         finished = self._pool.finished
-        if finished == self._finished_seen:  # no call finished since the last look
+        calls = finished != self._finished_seen  # a call finished since the last look
+        if not calls and (self._next_retry_due is None or now < self._next_retry_due):
             return outputs
         self._finished_seen = finished
-        ready = [work for work in self._works.values() if self._call_done(work)]
+        ready, next_due = [], None
+        for work in self._works.values():
+            due = work.retry_due
+            if due is not None and work.run.execution is None:
+                if due <= now:
+                    ready.append(work)
+                else:
+                    next_due = due if next_due is None else min(next_due, due)
+            elif calls and self._call_done(work):
+                ready.append(work)
         for work in ready:  # a key's progress never touches another key's work
             self._advance_key(work, enter_key(work.key), outputs, None)
+            due = work.retry_due  # still waiting (its clock and Flink's differ by a tick)
+            if due is not None and work.key in self._works:
+                next_due = due + 0.001 if next_due is None else min(next_due, due + 0.001)
+        self._next_retry_due = next_due
         return outputs
 
     @property
@@ -374,7 +438,9 @@ class KeyedRunEngine:
                         incarnation=busy.incarnation, incarnation_kept=False,
                         stored=True, drain_rounds=busy.drain_rounds,
                         waiting=next_seq - busy.head - 1,
-                        busy_dirty=keeps_counter != busy.keeps_counter)
+                        busy_dirty=keeps_counter != busy.keeps_counter,
+                        # Flink restored the timer of a retry with the state that waits for it
+                        retry_timer=record.retry_at)
         self._stats.inputs_waiting += work.waiting
         self._works[key] = work
         return work
@@ -425,10 +491,10 @@ class KeyedRunEngine:
         self._current = work
         try:
             while True:
-                if self._advance_run(work, outputs) == Progress.PARKED:
+                if self._advance_run(work, outputs, timers) == Progress.PARKED:
                     if not self._park(work, timers, drain_round):
                         return
-                    self._wait_for_own_call(work)
+                    self._wait_for_own_call(work, timers)
                     continue
                 if not self._next_run(work):
                     self._end_work(work, timers)
@@ -447,7 +513,12 @@ class KeyedRunEngine:
             self._write_record(work)
         if drain_round is not None:
             return drain_round + 1 >= work.drain_rounds
-        if work.poll_at is None:
+        retry_at = work.run.record.retry_at
+        if work.run.execution is None and retry_at is not None:  # waits for its retry
+            if work.retry_timer != retry_at:  # (again after a restore: one timer, as Flink's)
+                work.retry_timer = retry_at
+                timers.register_processing_time_timer(retry_at)
+        elif work.poll_at is None:
             work.poll_at = timers.current_processing_time() + self._settings.poll_ms
             timers.register_processing_time_timer(work.poll_at)
         return False
@@ -456,7 +527,7 @@ class KeyedRunEngine:
         record = work.run.record
         if not self._settings.retain:  # only completed steps: a replay calls again
             record = dataclasses.replace(record, calls=[])
-        if record.steps or record.calls:
+        if record.steps or record.calls or record.failures:
             self._states.run.update(record)
             work.run.stored = True
         work.record_dirty = False
@@ -489,19 +560,29 @@ class KeyedRunEngine:
             states.incarnation.update(work.incarnation)  # once: the counter's line for good
         if work.poll_at is not None:
             timers.delete_processing_time_timer(work.poll_at)
+        if work.retry_timer is not None:  # the retry ran in a drain round, before its timer
+            timers.delete_processing_time_timer(work.retry_timer)
 
-    def _wait_for_own_call(self, work: _KeyWork) -> None:
-        """Wait (until its deadline) for the call the key's action awaits, if any. The
-        calls of the other keys run meanwhile, so a drain round waits about one call."""
+    def _wait_for_own_call(self, work: _KeyWork, timers: Timers) -> None:
+        """At the end of a bounded input (processing-time timers no longer fire): wait
+        (until its deadline) for the call the key's action awaits, if any, or for the time
+        of its retry. The calls of the other keys run meanwhile, so a drain round waits
+        about one call (or one backoff)."""
         execution = work.run.execution
         pending = execution.pending if execution is not None else None
         if pending is not None and not pending.done:
             self._pool.wait([pending], pending.deadline)
+        retry_at = work.run.record.retry_at
+        if execution is None and retry_at is not None:
+            left_ms = retry_at - timers.current_processing_time()
+            if left_ms > 0:
+                self._pool.sleep(self._clock.monotonic() + left_ms / 1000)
 
     # ------------------------------------------------------------------ runs
 
-    def _advance_run(self, work: _KeyWork, outputs: list[Any]) -> Progress:
-        """Run steps until the run ends (``DONE``) or parks (``PARKED``)."""
+    def _advance_run(self, work: _KeyWork, outputs: list[Any], timers: Timers) -> Progress:
+        """Run steps until the run ends (``DONE``) or parks (``PARKED``: on a durable call,
+        or waiting for the time of a failed step's retry)."""
         run = work.run
         try:
             while True:
@@ -524,21 +605,32 @@ class KeyedRunEngine:
                     run.events.extend(run.record.steps[run.step_index])
                     run.step_index += 1
                     continue
+                retry_at = run.record.retry_at
+                if retry_at is not None:  # a failed attempt of this step: retried when due
+                    if timers.current_processing_time() < retry_at:
+                        run.work.appendleft((event, action))
+                        return Progress.PARKED
+                    run.record.retry_at = None
+                    work.retry_due = None
+                    work.record_dirty = True
                 run.execution = self._new_execution(work, event, action)
                 self._stats.actions_started += 1
                 if self._driver.start(run.execution) == Progress.PARKED:
                     return Progress.PARKED
                 self._complete_step(work)
         except StepFailed as failed:
+            if self._retry_later(work, failed.error, timers):
+                return Progress.PARKED
             self._fail_run(work, failed.error)
             self._finish_run(work, outputs, completed=False)
             return Progress.DONE
 
     def _new_execution(self, work: _KeyWork, event: Event, action: Action) -> ActionExecution:
         run = work.run
-        journal = (None if self._journal is None else
-                   StepJournal(self._journal, lambda: self._journal_tag(work, run),
-                               run.step_index))
+        journal, run.retry_journal = run.retry_journal, None  # a retry goes on with its rows
+        if journal is None and self._journal is not None:
+            journal = StepJournal(self._journal, lambda: self._journal_tag(work, run),
+                                  run.step_index)
         # The observation id names the step's input, so that its item ids are its own. With
         # the action-state store on, the store's run for the input: after a recovery the
         # key's inputs may arrive in another order, and an input whose recorded add is not
@@ -598,12 +690,53 @@ class KeyedRunEngine:
         trace.end("completed", self._clock.monotonic() - execution.started)
         run.record.steps.append(sent)
         run.record.calls = []
+        run.record.failures = 0
         run.record.outputs.extend(step.outputs)
         run.events.extend(sent)
         run.step_index += 1
         run.execution = None
         work.record_dirty = True
         self._stats.actions_completed += 1
+
+    def _retry_later(self, work: _KeyWork, error: BaseException, timers: Timers) -> bool:
+        """``agents.error-handling: retry``: if the failed step has retries left, drop the
+        failed attempt and let the step wait for its backoff (``True``). The attempt's
+        pending short-term and sensory writes, sent events, outputs and memory observations
+        go with it; its recorded durable results stay, so the retry does not make those
+        calls again (a call that raised was not recorded and runs again); its long-term
+        memory writes stay in the store, and the retry, under the same observation id,
+        writes the same items under the same ids (upserts)."""
+        policy = self._settings.retry
+        run = work.run
+        execution = run.execution
+        if policy is None or execution is None or run.record.failures >= policy.max_retries:
+            return False
+        run.execution = None
+        self._driver.close(execution)
+        if (self._memory.end_action(execution.observation_id, completed=False).items_added
+                or execution.abandoned_calls):
+            self._keep_counter(work)  # as a failed run's (see _fail_run)
+        if execution.journal is not None and execution.journal.used:
+            self._keep_counter(work)  # its rows answer the retry, under this observation id
+        run.retry_journal = execution.journal
+        run.record.failures += 1
+        attempt = run.record.failures
+        delay_ms = policy.delay_ms(attempt)
+        run.record.retry_at = timers.current_processing_time() + delay_ms
+        work.retry_due = self._clock.monotonic() + delay_ms / 1000
+        if self._next_retry_due is None or work.retry_due < self._next_retry_due:
+            self._next_retry_due = work.retry_due
+        run.work.appendleft((execution.event, execution.action))
+        work.record_dirty = True
+        self._stats.action_retries += 1
+        execution.trace.end("retrying", self._clock.monotonic() - execution.started, error,
+                            attempt=attempt, retry_in_ms=delay_ms)
+        log.warning("action '%s' of agent %s failed for key %r (input #%d, attempt %d of %d): "
+                    "%s: %s; agents.error-handling is 'retry': it runs again in %d ms",
+                    execution.action.name, self._settings.agent_name, work.key, run.seq,
+                    attempt, policy.max_retries + 1, type(error).__name__,
+                    _one_line(str(error), 300), delay_ms)
+        return True
 
     def _fail_run(self, work: _KeyWork, error: BaseException) -> None:
         """A step failed: drop it (and, in ``ignore`` mode, the input's whole run);
@@ -624,14 +757,18 @@ class KeyedRunEngine:
             execution.trace.end("failed", self._clock.monotonic() - execution.started, error)
             event_name = type(execution.event).__name__
             action_name = execution.action.name
+        policy = self._settings.retry
+        attempts = (f" after {run.record.failures + 1} attempts"
+                    if policy is not None and execution is not None else "")
         failure = AgentActionError(
             f"action '{action_name}' of agent {self._settings.agent_name} failed for key "
-            f"{work.key!r} (input #{run.seq}: {_one_line(repr(run.value), 120)}, "
+            f"{work.key!r}{attempts} (input #{run.seq}: {_one_line(repr(run.value), 120)}, "
             f"{event_name}): {type(error).__name__}: {_one_line(str(error))}")
         if self._settings.fail_job:
             raise failure from error
-        log.warning("%s; agents.error-handling is 'ignore': the input's run is dropped",
-                    failure)
+        option = ("agents.error-handling.retry.then" if policy is not None
+                  else "agents.error-handling")
+        log.warning("%s; %s is 'ignore': the input's run is dropped", failure, option)
 
     def _finish_run(self, work: _KeyWork, outputs: list[Any], completed: bool) -> None:
         """The run ended: a completed one emits its outputs and applies its short-term

@@ -31,6 +31,7 @@ COUNTERS = (
     ("actions_started", "actionsStarted"),
     ("actions_completed", "actionsCompleted"),
     ("actions_failed", "actionsFailed"),
+    ("action_retries", "actionRetries"),
     ("durable_calls_submitted", "durableCallsSubmitted"),
     ("durable_calls_completed", "durableCallsCompleted"),
     ("durable_calls_failed", "durableCallsFailed"),
@@ -64,6 +65,7 @@ class OperatorStats:
     actions_started: int
     actions_completed: int
     actions_failed: int
+    action_retries: int
     durable_calls_submitted: int
     durable_calls_completed: int
     durable_calls_failed: int
@@ -104,7 +106,8 @@ class OperatorStats:
         """One line of totals, for the log when the operator closes."""
         return (
             f"{self.inputs_received} input(s); actions {self.actions_started} started, "
-            f"{self.actions_completed} completed, {self.actions_failed} failed; durable calls "
+            f"{self.actions_completed} completed, {self.actions_failed} failed, "
+            f"{self.action_retries} retried; durable calls "
             f"{self.durable_calls_submitted} submitted, {self.durable_calls_completed} completed, "
             f"{self.durable_calls_failed} failed, {self.durable_calls_timed_out} timed out, "
             f"{self.durable_calls_replayed} replayed, {self.durable_call_time_ms} ms in total; "

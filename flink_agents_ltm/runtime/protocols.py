@@ -202,6 +202,10 @@ class WorkerPool(Protocol[Handle]):
         """Give up on a call past its deadline: free its slot, abandon its thread.
         ``False`` if it turned out to be done."""
 
+    def sleep(self, until: float) -> None:
+        """The mailbox thread waits until ``until`` (monotonic seconds) while the calls
+        run on; only at the end of a bounded input, for a retry's backoff."""
+
     def wait(self, handles: Iterable[Handle] | None, until: float) -> None:
         """Block until one of ``handles`` (any call if ``None``) is done, or ``until``."""
 

@@ -16,8 +16,11 @@ this package:
 * ``BusyKey`` version 2: ``(2, head, drain_rounds, keeps_counter, incarnation)``;
   version 1 (``(1, head, drain_rounds, keeps_counter)``) is read with the legacy
   incarnation (:data:`~flink_agents_ltm.runtime.incarnation.LEGACY`);
-* ``RunRecord`` version 1: ``(1, seq, steps, calls, outputs, sensory, short_term)``, each
-  call ``(name, result, stored_items)``.
+* ``RunRecord`` version 2: ``(2, seq, steps, calls, outputs, sensory, short_term,
+  failures, retry_at)``, written only while the current step waits for a retry
+  (``agents.error-handling: retry``); version 1 (``(1, seq, steps, calls, outputs,
+  sensory, short_term)``, each call ``(name, result, stored_items)``) otherwise, so that a
+  job that never retried can still be restored by a build that reads version 1 only.
 
 Version 0 is what builds before versions wrote: the pickled dataclass itself (its
 ``__dict__``, read field by field, so these classes must keep their names and module).
@@ -37,9 +40,9 @@ from flink_agents_ltm.api.events import Event
 from flink_agents_ltm.runtime.incarnation import LEGACY
 
 BUSY_VERSION = 2  # what encode_busy writes
-RUN_VERSION = 1  # what encode_run writes
+RUN_VERSION = 2  # what encode_run writes for a record with retry state (else 1)
 BUSY_VERSIONS = (0, 1, 2)  # what decode_busy reads (0: no version field)
-RUN_VERSIONS = (0, 1)  # what decode_run reads
+RUN_VERSIONS = (0, 1, 2)  # what decode_run reads
 
 
 @dataclass
@@ -100,10 +103,14 @@ class RunRecord:
     outputs: list[Any] = field(default_factory=list)
     sensory: dict[str, bytes] = field(default_factory=dict)
     short_term: dict[str, bytes | None] = field(default_factory=dict)  # None: removed
+    # ``agents.error-handling: retry``: the failed attempts of the current step, and the
+    # processing time (ms) its next attempt waits for (None: it does not wait)
+    failures: int = 0
+    retry_at: int | None = None
 
     @property
     def has_progress(self) -> bool:
-        return bool(self.steps or self.calls)
+        return bool(self.steps or self.calls or self.failures)
 
     @property
     def calls_stored_items(self) -> bool:
@@ -151,17 +158,22 @@ def decode_busy(value: Any) -> BusyKey:
 
 
 def encode_run(record: RunRecord) -> tuple[Any, ...]:
-    return (RUN_VERSION, record.seq, record.steps,
-            [(call.name, call.result, call.stored_items) for call in record.calls],
-            record.outputs, record.sensory, record.short_term)
+    fields = (record.seq, record.steps,
+              [(call.name, call.result, call.stored_items) for call in record.calls],
+              record.outputs, record.sensory, record.short_term)
+    if record.failures or record.retry_at is not None:
+        return (RUN_VERSION, *fields, record.failures, record.retry_at)
+    return (1, *fields)
 
 
 def decode_run(value: Any) -> RunRecord:
     """A :class:`RunRecord` from Flink state of any readable version."""
-    if _version(value, RunRecord, "run record (RunRecord)", "agent-run", RUN_VERSIONS) == 1:
-        _, seq, steps, calls, outputs, sensory, short_term = value
+    version = _version(value, RunRecord, "run record (RunRecord)", "agent-run", RUN_VERSIONS)
+    if version in (1, 2):
+        seq, steps, calls, outputs, sensory, short_term = value[1:7]
+        failures, retry_at = value[7:9] if version == 2 else (0, None)
         return RunRecord(seq, steps, [RecordedCall(*call) for call in calls], outputs,
-                         sensory, short_term)
+                         sensory, short_term, failures, retry_at)
     fields = vars(value)  # version 0: the pickled dataclasses
     return RunRecord(
         fields["seq"], fields["steps"],

@@ -225,6 +225,11 @@ class ThreadWorkerPool:
                     return
                 self._slice(left)
 
+    def sleep(self, until: float) -> None:
+        with self._lock:
+            while (left := until - self._clock.monotonic()) > 0:
+                self._slice(left)  # raises TaskCancelledError once the task is cancelled
+
     def close(self, grace_s: float) -> list[PooledCall]:
         """Wait up to ``grace_s`` (none once cancelled) for the calls still running;
         answers those that still run (their threads are abandoned)."""

@@ -51,7 +51,12 @@ def test_a_vector_store_is_a_json_object_or_the_name_of_a_declared_store():
      "expects milliseconds or a duration such as '500 ms'"),
     ("long-term-memory.search-threshold", "high", "expects a number, got 'high'"),
     ("long-term-memory.rerank-candidates", "many", "expects an integer, got 'many'"),
-    ("agents.error-handling", "retry", "is 'fail' or 'ignore', got 'retry'"),
+    ("agents.error-handling", "skip", "is one of fail, ignore, retry, got 'skip'"),
+    ("agents.error-handling.retry.max-retries", "-1", "must be at least 0, got -1"),
+    ("agents.error-handling.retry.initial-backoff-ms", "soon", "expects milliseconds"),
+    ("agents.error-handling.retry.backoff-multiplier", "0.5", "must be at least 1, got 0.5"),
+    ("agents.error-handling.retry.max-backoff-ms", "0", "must be positive, got 0"),
+    ("agents.error-handling.retry.then", "retry", "is one of fail, ignore, got 'retry'"),
 ])
 def test_text_that_does_not_fit_the_option_is_refused_naming_the_option(key, text, expected):
     config = AgentsConfiguration()

@@ -68,6 +68,9 @@ ALIASES = [
     ("error-handling-strategy", "FAIL", AgentsOptions.ERROR_HANDLING, "fail"),
     ("error-handling-strategy", "ErrorHandlingStrategy.IGNORE", AgentsOptions.ERROR_HANDLING,
      "ignore"),
+    ("error-handling-strategy", "retry", AgentsOptions.ERROR_HANDLING, "retry"),
+    ("max-retries", "5", AgentsOptions.RETRY_MAX_RETRIES, 5),
+    ("retry-wait-interval", "2", AgentsOptions.RETRY_INITIAL_BACKOFF_MS, 2000),
     ("short-term-memory.state-ttl.ms", "60000", AgentsOptions.SHORT_TERM_MEMORY_TTL_MS, 60_000),
     ("short-term-memory.state-ttl.ms", "10 min", AgentsOptions.SHORT_TERM_MEMORY_TTL_MS,
      600_000),
@@ -172,14 +175,28 @@ def test_a_value_of_the_wrong_form_names_the_upstream_key_it_was_given_under():
     with pytest.raises(ValueError, match=r"must be positive, got 0 \(given as "
                                          r"'num-async-threads'\)$"):
         AgentsConfiguration().set("num-async-threads", 0)
-    with pytest.raises(ValueError, match="^option 'error-handling-strategy' is FAIL or IGNORE"):
+    with pytest.raises(ValueError, match="^option 'error-handling-strategy' is FAIL, IGNORE or "
+                                         "RETRY; its value is not shown"):
         AgentsConfiguration().set("error-handling-strategy", "skip")
 
 
-def test_retry_is_refused_saying_what_a_failing_action_does_here():
-    with pytest.raises(ValueError, match="^option 'error-handling-strategy': RETRY has no "
-                                         "equivalent in flink-agents-ltm: a failing action"):
-        AgentsConfiguration().set_string("error-handling-strategy", "retry")
+def test_retry_is_taken_with_upstreams_retry_keys():
+    config = AgentsConfiguration().set_string("error-handling-strategy",
+                                              "ErrorHandlingStrategy.RETRY")
+    config.set("max-retries", 2).set("retry-wait-interval", 3)
+    assert config.to_dict() == {"agents.error-handling": "retry",
+                                "agents.error-handling.retry.max-retries": 2,
+                                "agents.error-handling.retry.initial-backoff-ms": 3000}
+    with pytest.raises(ValueError,
+                       match="must be at least 0, got -1 \\(given as 'max-retries'\\)$"):
+        AgentsConfiguration().set("max-retries", -1)
+    # upstream's interval is whole seconds: a duration would be read as milliseconds
+    with pytest.raises(ValueError, match="^option 'retry-wait-interval' expects an integer, "
+                                         "got '2 s'$"):
+        AgentsConfiguration().set_string("retry-wait-interval", "2 s")
+    with pytest.raises(ValueError, match="^option 'retry-wait-interval' must be 0 or more "
+                                         "seconds, got -1$"):
+        AgentsConfiguration().set_string("retry-wait-interval", "-1")
 
 
 def test_a_misspelt_upstream_key_is_refused_suggesting_the_upstream_key():
@@ -293,7 +310,7 @@ def test_a_value_that_asks_for_what_this_runtime_does_anyway_is_taken_with_no_ef
 @pytest.mark.parametrize(("key", "text"), [
     ("eventLoggerType", "FILE"), ("baseLogDir", "/var/log/agents"), ("prettyPrint", "true"),
     ("event-log.level", "VERBOSE"), ("event-log.standard.max-depth", "3"),
-    ("event-log.type.ChatRequestEvent.level", "OFF"), ("max-retries", "5"),
+    ("event-log.type.ChatRequestEvent.level", "OFF"),
     ("action.trigger-condition.evaluate-failure-strategy", "FAIL"),
 ])
 def test_a_key_that_only_changes_how_the_job_is_observed_is_ignored_with_a_warning(

@@ -54,8 +54,8 @@ def test_configuration_takes_runtime_and_long_term_memory_options_and_refuses_ot
         config.set("agents.capacity", 8)
     with pytest.raises(ValueError, match="must be positive"):
         config.set(AgentsOptions.ASYNC_CAPACITY, 0)
-    with pytest.raises(ValueError, match="'fail' or 'ignore'"):
-        config.set(AgentsOptions.ERROR_HANDLING, "retry")
+    with pytest.raises(ValueError, match="is one of fail, ignore, retry, got 'skip'"):
+        config.set(AgentsOptions.ERROR_HANDLING, "skip")
     assert config.get(AgentsOptions.ASYNC_CAPACITY) == 8
 
 

@@ -100,9 +100,11 @@ def test_a_reporter_sees_the_agent_counters(blocked_run):
     metrics, _ = blocked_run
     assert {name: metrics.get(name) for name in (
         "inputsReceived", "actionsStarted", "actionsCompleted", "actionsFailed",
-        "durableCallsSubmitted", "durableCallsFailed", "memoryEventsEmitted")} == {
+        "actionRetries", "durableCallsSubmitted", "durableCallsFailed",
+        "memoryEventsEmitted")} == {
         "inputsReceived": 4, "actionsStarted": 5, "actionsCompleted": 3, "actionsFailed": 1,
-        "durableCallsSubmitted": 2, "durableCallsFailed": 1, "memoryEventsEmitted": 4}
+        "actionRetries": 0, "durableCallsSubmitted": 2, "durableCallsFailed": 1,
+        "memoryEventsEmitted": 4}
     assert {op: metrics.get(f"memoryOperations.{op}") for op in
             ("add", "get", "search", "delete")} == {"add": 1, "get": 1, "search": 1, "delete": 1}
 

@@ -133,7 +133,8 @@ def test_a_restored_key_writes_its_records_in_the_current_format(tmp_path):
                   for name in ("busy", "run")}
         # the key's counter was counted before incarnations: it goes on in the legacy line
         assert stored["busy"] == (BUSY_VERSION, 1, 12, True, "")
-        assert stored["run"][:2] == (RUN_VERSION, 1)
+        # a record without retry state is written in version 1, which older builds read
+        assert stored["run"][:2] == (1, 1)
     finally:
         restored.close()
 
@@ -150,11 +151,20 @@ def test_records_come_back_from_the_current_format_unchanged():
     assert decode_run(pickle.loads(pickle.dumps(encode_run(record)))) == record
 
 
+def test_a_run_record_waiting_for_a_retry_is_written_in_version_2_and_read_back():
+    waiting = RunRecord(3, [], [RecordedCall("f", [1], False)], failures=2, retry_at=12_345)
+    assert encode_run(waiting)[0] == RUN_VERSION == 2
+    assert encode_run(waiting)[-2:] == (2, 12_345)
+    assert decode_run(pickle.loads(pickle.dumps(encode_run(waiting)))) == waiting
+    assert encode_run(RunRecord(3))[0] == 1
+    assert decode_run((1, 3, [], [], [], {}, {})) == RunRecord(3)  # version 1: no failures
+
+
 @pytest.mark.parametrize(("decode", "stored", "named", "read"), [
     (decode_busy, (BUSY_VERSION + 1, 0, 8, True, "x", "new"),
      "busy record (BusyKey) in Flink state 'agent-busy'", "0, 1, 2"),
     (decode_run, (RUN_VERSION + 1, 0, [], [], [], {}, {}),
-     "run record (RunRecord) in Flink state 'agent-run'", "0, 1"),
+     "run record (RunRecord) in Flink state 'agent-run'", "0, 1, 2"),
 ])
 def test_a_record_of_a_newer_format_version_is_refused_in_one_line_naming_the_versions_read(
         decode, stored, named, read):

@@ -29,6 +29,8 @@ TIMEOUT_MS = 1000
 
 #: How often each call's body ran to its end: ``{"<text>/c<k>": n}``.
 CALLS: Counter[str] = Counter()
+#: How often each input's action reached its failure point: ``{text: n}`` (``first-attempts``).
+ATTEMPTS: Counter[str] = Counter()
 
 
 def call_body(key: str, notes: Any, text: str, index: int) -> str:
@@ -61,6 +63,11 @@ async def calls_and_output(ctx: Any, key: str, spec: dict[str, Any], count: int,
         notes.add(text)
     if spec.get("fail", "none") == "after-calls":
         raise ValueError(f"input {text} fails as the scenario says")
+    if spec.get("fail", "none") == "first-attempts":
+        ATTEMPTS[text] += 1
+        if ATTEMPTS[text] <= spec["fail_attempts"]:
+            raise ValueError(f"input {text} fails in attempt {ATTEMPTS[text]}, as the scenario "
+                             "says")
     ctx.send_event(OutputEvent(f"{key}|{text}|{count}"))
 
 
@@ -103,6 +110,8 @@ class PythonRun:
             "agents.job-id": f"scenario-{uuid.uuid4().hex[:8]}",
             "agents.error-handling": scenario.get("error_handling", "fail"),
             "agents.durable-async.timeout-ms": TIMEOUT_MS,
+            **{f"agents.error-handling.retry.{name}": value
+               for name, value in scenario.get("retry", {}).items()},
             LongTermMemoryOptions.EMBEDDING_MODEL_SETUP.key: "hashing",
             LongTermMemoryOptions.BASE_DIR.key: str(base_dir)}
         self.steps = scenario["steps"]
@@ -147,6 +156,8 @@ class PythonRun:
             for value in self.since_snapshot:  # the source replays them
                 self.harness.process_element(value)
             self.harness.advance(POLL_S)
+        elif "wait" in step:
+            self.harness.advance(step["wait"] / 1000)
         elif "timeout" in step:
             self.harness.advance(TIMEOUT_MS / 1000 + 1)
         elif "end" in step:
@@ -215,6 +226,7 @@ def test_scenario_on_the_python_engine(path, tmp_path):
     if "python" not in scenario.get("engines", ["python", "java"]):
         pytest.skip(f"{path.name} is for the Java engine only")
     CALLS.clear()
+    ATTEMPTS.clear()
     run = PythonRun(scenario, tmp_path)
     try:
         for number, step in enumerate(scenario["steps"]):
