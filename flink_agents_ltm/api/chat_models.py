@@ -43,6 +43,7 @@ __all__ = [
     "ToolCall",
     "ToolCallError",
     "ToolContext",
+    "after_system_messages",
     "tool",
 ]
 
@@ -115,6 +116,15 @@ class ChatMessage:
         if not isinstance(self.content, str):
             raise TypeError(f"message content must be str, got {type(self.content).__name__}")
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+
+
+def after_system_messages(messages: Sequence[ChatMessage]) -> int:
+    """Where another system message goes in ``messages``: after the leading ones, so
+    the instructions a conversation starts with stay together and come first."""
+    index = 0
+    while index < len(messages) and MessageRole(messages[index].role) is MessageRole.SYSTEM:
+        index += 1
+    return index
 
 
 class ModelProviderError(FlinkAgentsLtmError, RuntimeError):

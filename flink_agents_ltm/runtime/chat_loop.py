@@ -43,6 +43,7 @@ from flink_agents_ltm.api.chat_models import (
     ChatTurnsExceededError,
     MessageRole,
     ToolCall,
+    after_system_messages,
 )
 from flink_agents_ltm.api.runner_context import MemoryObject
 from flink_agents_ltm.api.structured_output import (
@@ -83,7 +84,7 @@ class ChatLoop:
                 self._model_kwargs = {"output_schema": output_schema}
             else:
                 self._model_kwargs = {"json_mode": True}
-                self._history.insert(_after_system(self._history), ChatMessage(
+                self._history.insert(after_system_messages(self._history), ChatMessage(
                     MessageRole.SYSTEM, output_schema.instruction()))
         self._model_name = model_name
         self._model = model
@@ -179,11 +180,3 @@ class _ScopedToolContext(ToolContext):
     def short_term_memory(self) -> MemoryObject:
         self._ctx.check_mailbox("short_term_memory (in a tool)")
         return self._short_term
-
-
-def _after_system(messages: Sequence[ChatMessage]) -> int:
-    """Where a system message goes: after the leading system messages."""
-    index = 0
-    while index < len(messages) and messages[index].role is MessageRole.SYSTEM:
-        index += 1
-    return index

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flink_agents_ltm.api.agent import Action, Agent
-from flink_agents_ltm.api.chat_models import ChatMessage, MessageRole
+from flink_agents_ltm.api.chat_models import ChatMessage, MessageRole, after_system_messages
 from flink_agents_ltm.api.events import Event, InputEvent, OutputEvent
 from flink_agents_ltm.api.memory.long_term_memory import MemorySet
 from flink_agents_ltm.api.prompts import Prompt, prompt_descriptor
@@ -176,7 +176,7 @@ async def react(settings: _Settings, event: InputEvent, ctx: RunnerContext) -> N
         if recalled:
             note = "What you remember of this conversation partner:\n" + "\n".join(
                 f"- {value}" for value in recalled)
-            messages.insert(_after_system(messages), ChatMessage(MessageRole.SYSTEM, note))
+            messages.insert(after_system_messages(messages), ChatMessage(MessageRole.SYSTEM, note))
     reply = await ctx.chat(messages, model=settings.chat_model, tools=settings.tools,
                            max_turns=settings.max_turns, output_schema=settings.output_schema,
                            output_retries=settings.output_retries)
@@ -229,10 +229,3 @@ def _values_of(value: Any) -> Mapping[str, Any]:
         return dict(vars(value))
     raise TypeError(f"a ReActAgent cannot read fields from a {type(value).__name__} input; "
                     "give it a str, a dict, a Row or an object with attributes")
-
-
-def _after_system(messages: Sequence[ChatMessage]) -> int:
-    index = 0
-    while index < len(messages) and messages[index].role is MessageRole.SYSTEM:
-        index += 1
-    return index
