@@ -6,8 +6,8 @@ with the edges import statements cannot show: a module named in a string (the ar
 ``importlib.import_module`` or ``__import__``, a ``module:attr`` path such as an entry
 point's or a factory table's). Any edge from ``api`` to another layer, from ``runtime`` to
 ``integrations``, to ``testing`` from inside the package, or any cycle fails them: there is
-no list of known exceptions. Two things are not edges: an import under ``if TYPE_CHECKING:``
-(it never runs) and a logger's name (a string passed to ``getLogger`` or held by a
+no list of known exceptions. Two things are not edges of the layers: an import under ``if
+TYPE_CHECKING:`` (it never runs; the cycle check counts it all the same) and a logger's name (a string passed to ``getLogger`` or held by a
 ``..._LOGGER`` constant names a logger, not a module to import)."""
 
 from __future__ import annotations
@@ -79,11 +79,13 @@ def _docstrings(tree: ast.AST) -> set[int]:
             and isinstance(node.body[0].value, ast.Constant)}
 
 
-def named_modules(source: str, tree: ast.AST) -> Iterator[tuple[str, str]]:
+def named_modules(source: str, tree: ast.AST, *, type_only: bool = False
+                  ) -> Iterator[tuple[str, str]]:
     """``(module named, how)`` for each import statement of ``tree`` (function-level ones
-    included) and each module of ours a string names (docstrings aside)."""
+    included; those under ``if TYPE_CHECKING:`` too when ``type_only``) and each module of
+    ours a string names (docstrings aside)."""
     package = source if source in _packages() else source.rpartition(".")[0]
-    skipped = _type_checking_only(tree)
+    skipped = set() if type_only else _type_checking_only(tree)
     not_modules = _docstrings(tree) | _logger_names(tree)
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -109,12 +111,14 @@ def _packages() -> set[str]:
     return {name for name, path in modules().items() if path.name == "__init__.py"}
 
 
-def graph() -> dict[str, dict[str, str]]:
-    """``{module: {module it imports or names: how}}`` over the package's modules."""
+def graph(*, type_only: bool = False) -> dict[str, dict[str, str]]:
+    """``{module: {module it imports or names: how}}`` over the package's modules (with
+    the imports made for type checking only when ``type_only``)."""
     known = modules()
     edges: dict[str, dict[str, str]] = {name: {} for name in known}
     for source, path in known.items():
-        for named, how in named_modules(source, ast.parse(path.read_text(), str(path))):
+        for named, how in named_modules(source, ast.parse(path.read_text(), str(path)),
+                                        type_only=type_only):
             while named not in known and named.count(".") > 1:  # "pkg.mod.Class": pkg.mod
                 named = named.rsplit(".", 1)[0]
             if named in known and named != source:
@@ -175,6 +179,13 @@ def test_no_part_of_the_package_reaches_one_it_may_not_even_through_a_string():
 
 def test_no_modules_of_the_package_import_each_other_in_a_cycle():
     assert cycles(graph()) == []
+
+
+def test_not_even_through_imports_made_for_type_checking():
+    """A cycle that only type checkers follow still means two modules that cannot be
+    read, changed or moved apart (the chat loop names what it needs of its caller in a
+    protocol instead of importing the runner context)."""
+    assert cycles(graph(type_only=True)) == []
 
 
 def test_the_graph_sees_imports_in_functions_and_modules_named_by_strings():

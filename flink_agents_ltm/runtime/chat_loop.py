@@ -34,9 +34,9 @@ schema in a system message and ``json_mode``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from flink_agents_ltm.api.chat_models import (
     ChatMessage,
@@ -58,7 +58,27 @@ from flink_agents_ltm.runtime.read_through_memory import ReadThroughMemoryStore
 
 if TYPE_CHECKING:
     from flink_agents_ltm.api.chat_models import BaseChatModelSetup
-    from flink_agents_ltm.runtime.runner_context_impl import RunnerContextImpl
+
+
+class ChatCaller(Protocol):
+    """What a chat loop needs of the action that runs it (the runner context is one);
+    named here so that the loop and the context do not import each other."""
+
+    sensory_store: Any
+    short_term_store: Any
+
+    @property
+    def key(self) -> Any: ...
+
+    @property
+    def action_name(self) -> str: ...
+
+    def check_mailbox(self, what: str) -> None: ...
+
+    def model_answered(self, model: str, call: DurableCall, reply: ChatMessage) -> None: ...
+
+    def durable_execute_named(self, name: str, fn: Callable[..., Any], *args: Any,
+                              **kwargs: Any) -> Any: ...
 
 
 class ChatScope:
@@ -70,7 +90,7 @@ class ChatScope:
 
 
 class ChatLoop:
-    def __init__(self, ctx: RunnerContextImpl, messages: Sequence[ChatMessage],
+    def __init__(self, ctx: ChatCaller, messages: Sequence[ChatMessage],
                  model_name: str, model: BaseChatModelSetup, tools: Sequence[Tool],
                  max_turns: int, *, output_schema: OutputSchema | None = None,
                  output_retries: int = 1):
@@ -162,7 +182,7 @@ class ChatLoop:
 class _ScopedToolContext(ToolContext):
     """A tool's view of the caller: the chat scope's memories (mailbox thread only)."""
 
-    def __init__(self, ctx: RunnerContextImpl, scope: ChatScope):
+    def __init__(self, ctx: ChatCaller, scope: ChatScope):
         self._ctx = ctx
         self._sensory = KeyedMemoryObject(scope.sensory)
         self._short_term = KeyedMemoryObject(scope.short_term)
