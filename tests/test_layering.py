@@ -7,8 +7,9 @@ with the edges import statements cannot show: a module named in a string (the ar
 point's or a factory table's). Any edge from ``api`` to another layer, from ``runtime`` to
 ``integrations``, to ``testing`` from inside the package, or any cycle fails them: there is
 no list of known exceptions. Two things are not edges of the layers: an import under ``if
-TYPE_CHECKING:`` (it never runs; the cycle check counts it all the same) and a logger's name (a string passed to ``getLogger`` or held by a
-``..._LOGGER`` constant names a logger, not a module to import)."""
+TYPE_CHECKING:`` (it never runs; the cycle check counts it all the same) and a logger's name
+(a string passed to ``getLogger`` or held by a ``..._LOGGER`` constant names a logger, not a
+module to import)."""
 
 from __future__ import annotations
 
