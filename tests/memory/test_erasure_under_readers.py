@@ -20,10 +20,8 @@ import pytest
 
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.integrations.mem0.providers.embedded.store import (
-    EmbeddedVectorStore,
-    _in_unallocated_space,
-)
+from flink_agents_ltm.integrations.mem0.providers.embedded.file import in_unallocated_space
+from flink_agents_ltm.integrations.mem0.providers.embedded.store import EmbeddedVectorStore
 
 DIMS = 384  # a real row's size: a whole 64 kB page holds ~40 of them
 
@@ -154,7 +152,7 @@ def test_a_row_whose_copy_a_page_rebuild_left_in_unused_space_leaves_no_copy_whe
         for first in range(0, 160, 40):
             store.delete_many(ids[first:first + 40])
         copied = f"{marker}-450-end".encode()
-        assert _in_unallocated_space(path, [copied]) == [True]  # the case exists
+        assert in_unallocated_space(path, [copied]) == [True]  # the case exists
 
         store.delete("id-450")
 

@@ -12,6 +12,7 @@ from flink_agents_ltm.api.filters import MetadataFilter, field_names, to_mem0
 from flink_agents_ltm.integrations.mem0 import private_api
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
 from flink_agents_ltm.integrations.mem0.providers.base import StoreBackend
+from flink_agents_ltm.integrations.mem0.providers.embedded import file as embedded_file
 from flink_agents_ltm.integrations.mem0.providers.embedded import store as embedded_store
 from flink_agents_ltm.integrations.mem0.providers.filter_parts import NativeFilter
 from flink_agents_ltm.integrations.mem0.resource_store import PROVIDER as RESOURCE_PROVIDER
@@ -65,9 +66,9 @@ class EmbeddedBackend(WholeFilterBackend):
                 f"{_jobs_in(file.parent.parent, file.name)}")
 
     def compactor(self, config: dict[str, Any]) -> Callable[[], None]:
-        """``VACUUM`` of the job's file (see :func:`.embedded_store.vacuum`)."""
+        """``VACUUM`` of the job's file (see :func:`.file.vacuum`)."""
         file = config["path"]
-        return lambda: embedded_store.vacuum(file)
+        return lambda: embedded_file.vacuum(file)
 
 
 def _jobs_in(base: Path, store_file: str) -> str:

@@ -55,8 +55,6 @@ from __future__ import annotations
 import builtins
 import json
 import logging
-import mmap
-import os
 import sqlite3
 import threading
 import time
@@ -69,19 +67,26 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from flink_agents_ltm.api.filters import (
-    ORDERINGS,
-    AllOf,
-    Condition,
-    FilterError,
-    MetadataFilter,
-    NoneOf,
-    Operator,
-    conjuncts,
     matches,
-    parse_filter,
 )
-from flink_agents_ltm.api.memory.expiry import EXPIRES_AT
 from flink_agents_ltm.integrations.mem0.environment import import_mem0
+from flink_agents_ltm.integrations.mem0.providers.embedded.file import (
+    BUSY_TIMEOUT_MS,
+    SCHEMA,
+    WriteTransaction,
+    add_expiry_column,
+    create_private,
+    in_unallocated_space,
+)
+from flink_agents_ltm.integrations.mem0.providers.embedded.query import (
+    SCOPE_FIELDS,
+    StoreFilter,
+    expiry_column,
+    joined,
+    payload_json,
+    scope_columns,
+    top,
+)
 
 import_mem0()
 from mem0.utils.factory import VectorStoreFactory  # noqa: E402
@@ -90,8 +95,6 @@ from mem0.vector_stores.base import VectorStoreBase  # noqa: E402
 log = logging.getLogger(__name__)
 
 PROVIDER = "flink_agents_embedded"
-SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
-BUSY_TIMEOUT_MS = 60_000
 # How long a delete waits for readers of an older snapshot before it leaves its checkpoint
 # to this store's next call; a writer of the file waits meanwhile.
 ERASURE_WAIT_MS = 10_000
@@ -104,32 +107,6 @@ PAGE_SIZE = 65_536
 SCAN_CHUNK = 256
 # Ids a statement looks up at once (SQLite before 3.32 takes at most 999 parameters).
 _IDS_PER_STATEMENT = 500
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS collections (
-    name TEXT PRIMARY KEY,
-    dimensions INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS vectors (
-    collection TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    agent_id TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    payload TEXT NOT NULL,
-    expires_at REAL,
-    PRIMARY KEY (collection, user_id, agent_id, run_id, id)
-) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS vectors_id ON vectors (collection, id);
-"""
-# The payload's expires_at, a column so that SQL drops expired rows (no payload is parsed for
-# it) and a sweep finds them by index; files written before it get it added (NULL: no expiry).
-_EXPIRY_INDEX = ("CREATE INDEX IF NOT EXISTS vectors_expiry ON vectors (collection, expires_at) "
-                 "WHERE expires_at IS NOT NULL")
-_SQL_ORDERINGS = {Operator.GT: ">", Operator.GTE: ">=", Operator.LT: "<", Operator.LTE: "<="}
-
 
 class EmbeddedStoreConfig(BaseModel):
     """What ``{"provider": "flink_agents_embedded", "config": {...}}`` takes."""
@@ -188,7 +165,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._closed = False
-        _create_private(self.path)
+        create_private(self.path)
         self.create_col(collection_name, self.embedding_model_dims)
 
     # ------------------------------------------------------------------ connections
@@ -206,8 +183,8 @@ class EmbeddedVectorStore(VectorStoreBase):
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA secure_delete = ON")
-            conn.executescript(_SCHEMA)
-            _add_expiry_column(conn)
+            conn.executescript(SCHEMA)
+            add_expiry_column(conn)
             self._local.connection = conn
             with self._connections_lock:
                 self._connections.append(conn)
@@ -218,8 +195,8 @@ class EmbeddedVectorStore(VectorStoreBase):
                 self._purge_through(conn, last, deadline=0.0)
         return conn
 
-    def _write(self) -> _WriteTransaction:
-        return _WriteTransaction(self._connection())
+    def _write(self) -> WriteTransaction:
+        return WriteTransaction(self._connection())
 
     def _texts_of(self, conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, bytes]:
         """What of rows ``ids`` must leave the disk, by id: the text (``data``) as the payload
@@ -308,7 +285,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         if not texts:
             return []
         ids = builtins.list(texts)
-        found = [i for i, hit in zip(ids, _in_unallocated_space(
+        found = [i for i, hit in zip(ids, in_unallocated_space(
             self.path, [texts[i] for i in ids]), strict=True) if hit]
         return [i for i in found if conn.execute(
             "SELECT 1 FROM vectors WHERE instr(CAST(payload AS BLOB), ?) > 0 LIMIT 1",
@@ -426,8 +403,8 @@ class EmbeddedVectorStore(VectorStoreBase):
         if len(payloads) != len(vectors):
             raise ValueError("insert needs one payload per vector")
         first = time.time_ns()
-        rows = [(self.collection_name, *_scope_columns(payload), str(vector_id), first + n,
-                 self._blob(vector), _json(payload), _expiry_column(payload))
+        rows = [(self.collection_name, *scope_columns(payload), str(vector_id), first + n,
+                 self._blob(vector), payload_json(payload), expiry_column(payload))
                 for n, (vector_id, vector, payload) in enumerate(
                     zip(ids, vectors, payloads, strict=True))]
         with self._write() as conn:
@@ -455,7 +432,7 @@ class EmbeddedVectorStore(VectorStoreBase):
                 conn.execute(
                     "UPDATE vectors SET user_id = ?, agent_id = ?, run_id = ?, payload = ?, "
                     "expires_at = ? WHERE collection = ? AND id = ?",
-                    (*_scope_columns(payload), _json(payload), _expiry_column(payload),
+                    (*scope_columns(payload), payload_json(payload), expiry_column(payload),
                      self.collection_name, str(vector_id)))
         self._erase_from_log(conn, [str(vector_id)], old_texts)
 
@@ -482,7 +459,7 @@ class EmbeddedVectorStore(VectorStoreBase):
              top_k: int | None = 100) -> list[list[StoredVector]]:
         """Rows matching ``filters`` in insertion order, at most ``top_k``; wrapped in one
         more list, as Mem0's ``delete_all`` expects."""
-        where = _StoreFilter.of(filters)
+        where = StoreFilter.of(filters)
         found: list[StoredVector] = []
         rows = self._connection().execute(*self._scoped_sql(where, "id, payload", ordered=True))
         for vector_id, text in rows:
@@ -503,7 +480,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         the payloads of the hits are read after ranking. Only a filter beyond the scope makes
         every row's payload be read and checked before ranking. Scan and payloads come from
         one read transaction, so a concurrent write never mixes two versions of a row."""
-        where = _StoreFilter.of(filters)
+        where = StoreFilter.of(filters)
         query_vector = self._normalized(vectors)
         if top_k <= 0:
             return []
@@ -512,11 +489,11 @@ class EmbeddedVectorStore(VectorStoreBase):
         try:
             if where.rest is None:
                 ids, scores = self._score_scope(conn, where, query_vector)
-                best = _top(scores, top_k)
+                best = top(scores, top_k)
                 payloads = self._payloads(conn, where, [ids[i] for i in best])
             else:
                 ids, scores, kept = self._score_matching(conn, where, query_vector)
-                best = _top(scores, top_k)
+                best = top(scores, top_k)
                 payloads = {ids[i]: kept[i] for i in best}
         finally:
             if conn.in_transaction:
@@ -524,7 +501,7 @@ class EmbeddedVectorStore(VectorStoreBase):
         return [StoredVector(ids[i], min(1.0, max(0.0, float(scores[i]))), payloads[ids[i]])
                 for i in best]
 
-    def _score_scope(self, conn: sqlite3.Connection, where: _StoreFilter,
+    def _score_scope(self, conn: sqlite3.Connection, where: StoreFilter,
                      query_vector: np.ndarray) -> tuple[builtins.list[str], np.ndarray]:
         """The ids of the scope's rows in scan order and their cosine with ``query_vector``."""
         cursor = conn.execute(*self._scoped_sql(where, columns="id, vector"))
@@ -534,9 +511,9 @@ class EmbeddedVectorStore(VectorStoreBase):
             chunk_ids, blobs = zip(*rows, strict=True)
             ids.extend(chunk_ids)
             scores.append(self._scores(blobs, query_vector))
-        return ids, _joined(scores)
+        return ids, joined(scores)
 
-    def _score_matching(self, conn: sqlite3.Connection, where: _StoreFilter,
+    def _score_matching(self, conn: sqlite3.Connection, where: StoreFilter,
                         query_vector: np.ndarray
                         ) -> tuple[builtins.list[str], np.ndarray, builtins.list[dict[str, Any]]]:
         """Like :meth:`_score_scope` for the scope's rows that match ``where.rest`` only,
@@ -555,13 +532,13 @@ class EmbeddedVectorStore(VectorStoreBase):
                     blobs.append(blob)
             if blobs:
                 scores.append(self._scores(blobs, query_vector))
-        return ids, _joined(scores), payloads
+        return ids, joined(scores), payloads
 
     def _scores(self, blobs: Sequence[bytes], query_vector: np.ndarray) -> np.ndarray:
         matrix = np.frombuffer(b"".join(blobs), dtype=np.float32)
         return matrix.reshape(len(blobs), self.embedding_model_dims) @ query_vector
 
-    def _payloads(self, conn: sqlite3.Connection, where: _StoreFilter,
+    def _payloads(self, conn: sqlite3.Connection, where: StoreFilter,
                   ids: Sequence[str]) -> dict[str, dict]:
         """The payloads of ``ids`` (rows of ``where``'s scope, in this read transaction), by
         id: through the primary key when the scope pins all of it (the pages the scan just
@@ -592,11 +569,11 @@ class EmbeddedVectorStore(VectorStoreBase):
     def query_plan(self, filters: Mapping[str, Any] | None) -> str:
         """SQLite's plan for the rows a search with ``filters`` reads (``SEARCH vectors USING
         PRIMARY KEY (collection=? AND user_id=? ...)`` when the filter pins the scope)."""
-        sql, params = self._scoped_sql(_StoreFilter.of(filters), columns="id, vector")
+        sql, params = self._scoped_sql(StoreFilter.of(filters), columns="id, vector")
         return "\n".join(row[-1] for row in self._connection().execute(
             f"EXPLAIN QUERY PLAN {sql}", params))
 
-    def _scoped_sql(self, where: _StoreFilter, columns: str, ordered: bool = False
+    def _scoped_sql(self, where: StoreFilter, columns: str, ordered: bool = False
                     ) -> tuple[str, tuple[Any, ...]]:
         """``columns`` of the rows of ``where``'s scope (and expiry); in the order of the
         primary key, or of insertion (``seq``) when ``ordered``."""
@@ -618,181 +595,6 @@ class EmbeddedVectorStore(VectorStoreBase):
 
     def _blob(self, vector: Sequence[float]) -> bytes:
         return self._normalized(vector).astype("<f4").tobytes()
-
-
-class _WriteTransaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error): a writer takes the file's
-    write lock up front, so it waits (``busy_timeout``) instead of failing mid-way."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        self.conn.execute("COMMIT" if kind is None else "ROLLBACK")
-
-
-# Memory.search spells a top-level OR / NOT this way (Memory._process_metadata_filters).
-_SEARCH_SPELLINGS = {"$or": "OR", "$not": "NOT"}
-
-
-@dataclass(frozen=True, slots=True)
-class _StoreFilter:
-    """A filter as this store applies it: ``scope``, the scope fields it pins to one text
-    (the SQL lookup's key, so a scoped read touches only the scope's rows), and ``rest``,
-    the remainder, checked on each of those rows with :func:`matches` (``None``: nothing
-    left to check)."""
-
-    scope: dict[str, str]
-    rest: MetadataFilter | None
-    expiry: tuple[tuple[str, float], ...] = ()  # SQL conditions on the expires_at column
-
-    @classmethod
-    def of(cls, filters: Mapping[str, Any] | None) -> _StoreFilter:
-        """Read ``filters`` in either spelling Mem0 hands over; anything outside the filter
-        language raises :class:`FilterError` naming where, before a row is read."""
-        if not filters:
-            return cls({}, None)
-        if not isinstance(filters, Mapping):
-            raise FilterError(f"filters must be a dict, got {type(filters).__name__}")
-        scope = {name: value for name in SCOPE_FIELDS
-                 if isinstance(value := filters.get(name), str) and value not in ("", "*")}
-        rest: list[MetadataFilter] = []
-        expiry: list[tuple[str, float]] = []
-        for key, value in filters.items():  # one at a time: a search may hold OR and $or
-            if key not in scope:
-                for part in conjuncts(parse_filter({_SEARCH_SPELLINGS.get(key, key): value})):
-                    sql = _expiry_sql(part)
-                    if sql is None:
-                        rest.append(part)
-                    else:
-                        expiry.append(sql)
-        return cls(scope, None if not rest else rest[0] if len(rest) == 1 else AllOf(
-            tuple(rest)), tuple(expiry))
-
-
-def _joined(scores: Sequence[np.ndarray]) -> np.ndarray:
-    return np.concatenate(scores) if scores else np.empty(0, dtype=np.float32)
-
-
-def _top(scores: np.ndarray, top_k: int) -> list[int]:
-    """The positions of the ``top_k`` highest ``scores``, highest first; of equal scores the
-    earlier first, and NaN last (what ``heapq.nlargest`` over the positions gave)."""
-    ranked = np.where(np.isnan(scores), -np.inf, scores)
-    if len(ranked) > top_k:
-        threshold = np.partition(ranked, len(ranked) - top_k)[len(ranked) - top_k]
-        candidates = np.flatnonzero(ranked >= threshold)  # every tie of the k-th, in order
-    else:
-        candidates = np.arange(len(ranked))
-    order = np.argsort(-ranked[candidates], kind="stable")
-    return candidates[order[:top_k]].tolist()
-
-
-def _expiry_sql(part: MetadataFilter) -> tuple[str, float] | None:
-    """``part`` as SQL on the expires_at column when it orders that field by a number
-    (``expires_at <= t``) or negates one such ordering (``NOT``: also rows without it), the
-    same verdict as :func:`matches` since the column holds the payload's number (NULL for
-    anything else); ``None`` for any other part."""
-    negated = isinstance(part, NoneOf) and len(part.parts) == 1
-    condition = part.parts[0] if negated else part  # type: ignore[union-attr]
-    if not (isinstance(condition, Condition) and condition.field == EXPIRES_AT
-            and condition.op in ORDERINGS and _expiry_column({EXPIRES_AT: condition.value})
-            is not None):
-        return None
-    compared = f"expires_at {_SQL_ORDERINGS[condition.op]} ?"
-    sql = f"(expires_at IS NULL OR NOT ({compared}))" if negated else compared
-    return sql, float(condition.value)  # type: ignore[arg-type]
-
-
-def _expiry_column(payload: Mapping[str, Any]) -> float | None:
-    value = payload.get(EXPIRES_AT)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else None
-
-
-def _add_expiry_column(conn: sqlite3.Connection) -> None:
-    """Give a file written before expiry existed its column (and index); its rows have none."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(vectors)")}
-    if EXPIRES_AT not in columns:
-        try:
-            conn.execute("ALTER TABLE vectors ADD COLUMN expires_at REAL")
-        except sqlite3.OperationalError as error:  # another process added it meanwhile
-            if "duplicate column" not in str(error):
-                raise
-    conn.execute(_EXPIRY_INDEX)
-
-
-def _scope_columns(payload: Mapping[str, Any]) -> tuple[str, ...]:
-    """The scope columns of a row: "" where the payload has no text there (Mem0 refuses
-    empty ids, so no lookup ever pins "")."""
-    return tuple(value if isinstance(value := payload.get(name), str) else ""
-                 for name in SCOPE_FIELDS)
-
-
-def _json(payload: Mapping[str, Any]) -> str:
-    try:
-        return json.dumps(payload, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"the embedded store keeps JSON values only: {error}") from None
-
-
-def vacuum(path: str | Path) -> None:
-    """``VACUUM`` the store file at ``path`` (which must exist) and truncate its log: the
-    file is rebuilt without its free pages (which ``secure_delete`` already zeroed), so it
-    shrinks to the rows it holds. Waits for the write lock like any writer; a job may keep
-    running on the file."""
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"no embedded store at {file}")
-    conn = sqlite3.connect(file, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA secure_delete = ON")
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
-
-
-def _in_unallocated_space(path: Path, texts: Sequence[bytes]) -> list[bool]:
-    """For each of ``texts``: whether it lies in the unallocated space of a b-tree page of
-    the SQLite file at ``path`` (between a page's cell pointers and its cells), where a page
-    rebuilt by a b-tree balance keeps copies of rows it no longer holds. Free pages and
-    deleted rows ``secure_delete`` zeroed; overflow and free-list pages are skipped. Reads
-    one header per page and searches the unallocated spans in place (about 1 ms per MB)."""
-    found = [False] * len(texts)
-    with open(path, "rb") as file:
-        size = os.fstat(file.fileno()).st_size
-        if size < 512 or not texts:
-            return found
-        with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            page_size = int.from_bytes(data[16:18], "big")
-            page_size = 65_536 if page_size == 1 else page_size
-            for base in range(0, size - page_size + 1, page_size):
-                header = base + (100 if base == 0 else 0)
-                kind = data[header]
-                if kind not in (2, 5, 10, 13):
-                    continue
-                cells = int.from_bytes(data[header + 3:header + 5], "big")
-                content = int.from_bytes(data[header + 5:header + 7], "big") or 65_536
-                start = header + (8 if kind in (10, 13) else 12) + 2 * cells
-                end = base + min(content, page_size)
-                if start < end:
-                    for n, text in enumerate(texts):
-                        if not found[n] and data.find(text, start, end) >= 0:
-                            found[n] = True
-    return found
-
-
-def _create_private(path: Path) -> None:
-    """Create the folder (0700) and the file (0600) before SQLite does, so that SQLite's
-    journal files, which copy the file's mode, are private too."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    os.close(descriptor)
 
 
 VectorStoreFactory.provider_to_class[PROVIDER] = f"{__name__}.EmbeddedVectorStore"
