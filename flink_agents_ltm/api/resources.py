@@ -1,8 +1,9 @@
-"""Resources an agent declares (chat models, embedding models, vector stores, rerankers).
+"""Resources an agent declares (chat models, embedding models, vector stores, rerankers,
+MCP servers).
 
 A resource is declared on the agent class by a static method decorated with
 ``@chat_model_setup``, ``@embedding_model_setup``, ``@vector_store_setup`` or
-``@reranker_setup``
+``@reranker_setup`` or ``@mcp_server``
 that returns a :class:`ResourceDescriptor`. The method's name is the
 resource's name: actions call ``ctx.get_resource(name)`` and the long-term
 memory options name it.
@@ -38,6 +39,7 @@ __all__ = [
     "ResourceType",
     "chat_model_setup",
     "embedding_model_setup",
+    "mcp_server",
     "reranker_setup",
     "vector_store_setup",
 ]
@@ -48,6 +50,7 @@ class ResourceType(StrEnum):
     EMBEDDING_MODEL = "embedding_model"
     VECTOR_STORE = "vector_store"
     RERANKER = "reranker"
+    MCP_SERVER = "mcp_server"
 
 
 class MissingResourceError(MaskedError, KeyError):
@@ -295,3 +298,6 @@ chat_model_setup = _setup(ResourceType.CHAT_MODEL)
 embedding_model_setup = _setup(ResourceType.EMBEDDING_MODEL)
 vector_store_setup = _setup(ResourceType.VECTOR_STORE)
 reranker_setup = _setup(ResourceType.RERANKER)
+mcp_server = _setup(ResourceType.MCP_SERVER)
+"""Declares an MCP server (``flink_agents_ltm.integrations.mcp.MCPServer``): its tools
+and prompts, ``ctx.get_resource(name, ResourceType.MCP_SERVER).tools()``."""
