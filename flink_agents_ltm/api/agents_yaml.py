@@ -20,6 +20,11 @@
         config: {host: 127.0.0.1, port: 5433, dbname: mem0, user: mem0}
     rerankers:                    # long-term-memory.reranker names one
       - {name: reranker, clazz: lexical}
+    mcp_servers:                  # tools and prompts of an MCP server (the mcp extra)
+      - name: orders
+        clazz: mcp
+        endpoint: http://127.0.0.1:8765/mcp
+        bearer_token_env: ORDERS_MCP_TOKEN
 
 ``AgentsExecutionEnvironment.load_yaml(path)`` sets the options on the
 environment's configuration (as if the program had set them at that point)
@@ -55,6 +60,7 @@ SECTIONS = {
     "embedding_model_setups": ResourceType.EMBEDDING_MODEL,
     "vector_stores": ResourceType.VECTOR_STORE,
     "rerankers": ResourceType.RERANKER,
+    "mcp_servers": ResourceType.MCP_SERVER,
 }
 
 

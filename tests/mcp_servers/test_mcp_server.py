@@ -215,3 +215,25 @@ def test_arguments_are_checked_when_the_resource_is_built():
         MCPServer(endpoint="ftp://user:pw@host/mcp")
     with pytest.raises(ValueError, match="a stdio server .* gets secrets through env="):
         MCPServer(command="srv", bearer_token=TOKEN)
+
+
+def test_an_mcp_server_in_the_agents_yaml_reads_its_token_from_the_environment(
+        http_server, tmp_path, monkeypatch):
+    from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment
+    from flink_agents_ltm.api.resources import ResourceType
+
+    path = tmp_path / "agents.yaml"
+    path.write_text(f"mcp_servers:\n  - name: orders\n    clazz: mcp\n"
+                    f"    endpoint: {http_server.endpoint}\n"
+                    f"    bearer_token_env: ORDERS_MCP_TOKEN\n")
+    env = AgentsExecutionEnvironment.get_execution_environment(env=object()).load_yaml(path)
+    kind, descriptor = env.resources["orders"]
+    assert kind is ResourceType.MCP_SERVER and descriptor.clazz is MCPServer
+    with pytest.raises(ValueError, match="bearer_token_env='ORDERS_MCP_TOKEN': the environment "
+                                         "variable is not set"):
+        descriptor.build()
+    monkeypatch.setenv("ORDERS_MCP_TOKEN", TOKEN)
+    wanted = order_id()
+    with descriptor.build() as orders:
+        orders.call_tool("lookup_order", {"order_id": wanted})
+    assert count_calls(http_server.count_file, wanted) == 1

@@ -82,7 +82,9 @@ class MCPServer(Resource):
     child process) or streamable HTTP (``endpoint``).
 
     ``headers``, ``bearer_token`` (sent as ``Authorization: Bearer ...``) and
-    ``api_key`` (sent in ``api_key_header``) authenticate HTTP requests; ``env``
+    ``api_key`` (sent in ``api_key_header``) authenticate HTTP requests (or
+    ``bearer_token_env`` / ``api_key_env``: the names of environment variables that hold
+    them, read where the resource is built, so no secret is in the job); ``env``
     is given to a stdio server's process. ``timeout`` (seconds) bounds each request
     and ``connect_timeout`` starting a session (a stdio server starts a process); a
     tool call run by ``ctx.chat`` is also bounded by ``agents.durable-async.timeout-ms``.
@@ -94,12 +96,15 @@ class MCPServer(Resource):
                  args: Sequence[str] = (), env: Mapping[str, str] | None = None,
                  cwd: str | None = None, headers: Mapping[str, str] | None = None,
                  bearer_token: str | None = None, api_key: str | None = None,
-                 api_key_header: str = "X-API-Key", timeout: float = 30.0,
+                 api_key_header: str = "X-API-Key", bearer_token_env: str | None = None,
+                 api_key_env: str | None = None, timeout: float = 30.0,
                  connect_timeout: float = 60.0, name: str | None = None):
         if (endpoint is None) == (command is None):
             raise ValueError("MCPServer takes either endpoint= (streamable HTTP, e.g. "
                              "'http://127.0.0.1:8000/mcp') or command= (stdio), not both "
                              "or neither")
+        bearer_token = _from_env(bearer_token, bearer_token_env, "bearer_token")
+        api_key = _from_env(api_key, api_key_env, "api_key")
         if endpoint is not None:
             parts = urlsplit(endpoint)
             if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -534,6 +539,18 @@ def _breaks_session(error: BaseException) -> bool:
 
     leaf = _leaf(error)
     return not isinstance(leaf, MCPError) or getattr(leaf, "code", None) == CONNECTION_CLOSED
+
+
+def _from_env(value: str | None, variable: str | None, what: str) -> str | None:
+    if variable is None:
+        return value
+    if value is not None:
+        raise ValueError(f"MCPServer takes {what}= or {what}_env=, not both")
+    found = os.environ.get(variable)
+    if not found:
+        raise ValueError(f"MCPServer {what}_env={variable!r}: the environment variable is not "
+                         "set where the resource is built (on each TaskManager)")
+    return found
 
 
 def _one_line(text: str) -> str:
