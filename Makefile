@@ -16,7 +16,7 @@ TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 comma  := ,
 PIP_INSTALL := $(PY) -m pip install --quiet $(if $(filter cpu,$(TORCH)),--extra-index-url $(TORCH_CPU_INDEX))
 
-.PHONY: help install demo example-first-agent example-support-chat example-recovery examples \
+.PHONY: help install demo example-first-agent example-support-chat example-recovery example-mcp examples \
 	test test-python test-java test-scenarios test-flink java-demo bench lint clean
 
 help:  ## list the targets
@@ -54,7 +54,10 @@ example-support-chat: $(STAMP)  ## run ctx.chat with tools and a memory-event li
 example-recovery: $(STAMP)  ## run a job that fails once on purpose; check what recovery kept
 	$(PY) -m flink_agents_ltm.examples.recovery
 
-examples: demo example-first-agent example-support-chat example-recovery  ## run every example
+example-mcp: $(STAMP)  ## run ctx.chat with an MCP server's prompt and tool (over stdio), offline
+	$(PY) -m flink_agents_ltm.examples.mcp_orders
+
+examples: demo example-first-agent example-support-chat example-recovery example-mcp  ## run every example
 
 # JUnit first: it builds java-bridge/target/classes, which the Java benches' smoke runs need.
 test: test-java test-python  ## install, then run every test (the Java bridge's JUnit, then pytest)
@@ -95,6 +98,7 @@ bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients a
 	$(PY) -m bench.durable_async_throughput
 	$(PY) -m bench.runtime_per_event --repeat 3
 	$(PY) -m bench.model_clients
+	$(PY) -m bench.mcp_tool_call
 	$(PY) -m bench.scoped_search
 	$(PY) -m bench.coalesced_embedding
 	$(PY) -m bench.footprint

@@ -152,7 +152,7 @@ class MCPServer(Resource):
         reached fails here, with a one-line error)."""
         require_extra("mcp", "MCPServer")
         self.refresh()
-        log.info("MCP server %s: %d tools, %d prompts", self.label,
+        log.info("MCP server %s: %d tool(s), %d prompt(s)", self.label,
                  len(self._listing.tools), len(self._listing.prompts))
 
     def close(self) -> None:
