@@ -299,5 +299,5 @@ embedding_model_setup = _setup(ResourceType.EMBEDDING_MODEL)
 vector_store_setup = _setup(ResourceType.VECTOR_STORE)
 reranker_setup = _setup(ResourceType.RERANKER)
 mcp_server = _setup(ResourceType.MCP_SERVER)
-"""Declares an MCP server (``flink_agents_ltm.integrations.mcp.MCPServer``): its tools
-and prompts, ``ctx.get_resource(name, ResourceType.MCP_SERVER).tools()``."""
+"""Declares an MCP server (``MCPServer`` of the MCP integration, the ``mcp`` extra): its
+tools and prompts, ``ctx.get_resource(name, ResourceType.MCP_SERVER).tools()``."""

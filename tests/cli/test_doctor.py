@@ -170,9 +170,9 @@ def test_extras_fails_when_the_configured_store_lacks_its_extra(tmp_path):
     lacking = only(tmp_path, "extras", "--vector-store-file", str(store_file),
                    path_first=hiding(tmp_path / "hide", "psycopg2"))
 
-    assert lacking[:3] == ("FAIL", "local-embedder yes, pgvector no, faiss yes; the configured "
-                                   "pgvector store needs the 'pgvector' extra: pip install "
-                                   "'flink-agents-ltm[pgvector]'", 1)
+    assert lacking[:3] == ("FAIL", "local-embedder yes, pgvector no, faiss yes, mcp yes; the "
+                                   "configured pgvector store needs the 'pgvector' extra: pip "
+                                   "install 'flink-agents-ltm[pgvector]'", 1)
 
 
 def test_the_extras_checked_are_pyprojects_user_facing_extras():
