@@ -168,3 +168,28 @@ def test_a_server_down_at_open_fails_the_operator_at_open_in_one_line():
     assert message.endswith(f"failed: MCPServerError: MCP server {endpoint} cannot be reached: "
                             "ConnectError: All connection attempts failed")
     assert "bearer_token='***'" in message and TOKEN not in message and "\n" not in message
+
+
+def test_with_connect_at_open_off_a_server_down_at_open_fails_each_action_until_it_is_up(
+        tmp_path, caplog):
+    from tests.mcp_servers.conftest import HttpServer
+
+    server = HttpServer(free_port(), tmp_path / "calls")
+    arguments = {"endpoint": server.endpoint, "bearer_token": TOKEN, "timeout": 20,
+                 "connect_at_open": False}
+    h = harness(arguments, {"agents.error-handling": "ignore", "agents.job-id": "down-at-open"})
+    with caplog.at_level(logging.WARNING):
+        h.process_element(("frank", "lookup_order A-1001"))  # opened while the server is down
+        finish(h)
+    assert h.outputs == []
+    assert (f"MCP server {server.endpoint} cannot be reached: ConnectError: All connection "
+            f"attempts failed (wanted: its tools)") in caplog.text
+    server.start()
+    try:
+        h.process_element(("grace", "lookup_order A-1001"))
+        assert len(finish(h)) == 1 and h.outputs[0][0] == "grace"
+    finally:
+        h.close()
+        server.kill()
+    assert count_calls(server.count_file, "A-1001") == 1
+    assert TOKEN not in caplog.text

@@ -61,6 +61,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CLOSE_WAIT_S = 5.0
+LISTING = "listing tools and prompts"
 
 
 class MCPServerError(MaskedError, FlinkAgentsLtmError, RuntimeError):
@@ -88,8 +89,11 @@ class MCPServer(Resource):
     is given to a stdio server's process. ``timeout`` (seconds) bounds each request
     and ``connect_timeout`` starting a session (a stdio server starts a process); a
     tool call run by ``ctx.chat`` is also bounded by ``agents.durable-async.timeout-ms``.
-    ``name`` names the server in errors (by default the name the server gives itself,
-    else its endpoint or command).
+    ``connect_at_open=False`` lets the operator open while the server is down: the
+    first use connects, and until the server is up each use fails with a one-line error
+    naming the server and the tool (by default a server down at open fails the job at
+    start, like any resource). ``name`` names the server in errors (by default the name
+    the server gives itself, else its endpoint or command).
     """
 
     def __init__(self, *, endpoint: str | None = None, command: str | None = None,
@@ -98,7 +102,8 @@ class MCPServer(Resource):
                  bearer_token: str | None = None, api_key: str | None = None,
                  api_key_header: str = "X-API-Key", bearer_token_env: str | None = None,
                  api_key_env: str | None = None, timeout: float = 30.0,
-                 connect_timeout: float = 60.0, name: str | None = None):
+                 connect_timeout: float = 60.0, connect_at_open: bool = True,
+                 name: str | None = None):
         if (endpoint is None) == (command is None):
             raise ValueError("MCPServer takes either endpoint= (streamable HTTP, e.g. "
                              "'http://127.0.0.1:8000/mcp') or command= (stdio), not both "
@@ -125,6 +130,7 @@ class MCPServer(Resource):
         self.cwd = cwd
         self.timeout = float(timeout)
         self.connect_timeout = float(connect_timeout)
+        self.connect_at_open = bool(connect_at_open)
         self._env = dict(env or {})
         self._headers = dict(headers or {})
         if bearer_token is not None:
@@ -142,7 +148,7 @@ class MCPServer(Resource):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._session: _Session | None = None
-        self._listing = _Listing({}, {})
+        self._listing: _Listing | None = None  # read at open, or at first use
         self._closed = False
 
     # ------------------------------------------------------------- lifecycle
@@ -151,9 +157,10 @@ class MCPServer(Resource):
         """Connect and read the server's tools and prompts (a server that cannot be
         reached fails here, with a one-line error)."""
         require_extra("mcp", "MCPServer")
-        self.refresh()
-        log.info("MCP server %s: %d tool(s), %d prompt(s)", self.label,
-                 len(self._listing.tools), len(self._listing.prompts))
+        if self.connect_at_open:
+            listing = self.refresh()
+            log.info("MCP server %s: %d tool(s), %d prompt(s)", self.label,
+                     len(listing.tools), len(listing.prompts))
 
     def close(self) -> None:
         """End the session (a stdio server's process exits) and stop the loop thread."""
@@ -193,36 +200,50 @@ class MCPServer(Resource):
             return self._masked(_without_credentials(self.endpoint))
         return f"'{os.path.basename(self.command or '')}'"
 
-    def refresh(self) -> None:
+    def refresh(self) -> _Listing:
         """Read the tool and prompt lists again (the server may have changed them)."""
-        self._listing = self._run(self._list, "listing tools and prompts")
+        self._listing = self._run(self._list, LISTING)
+        return self._listing
+
+    def _listed(self, wanted: str) -> _Listing:
+        """The lists, read now if the server could not be reached before (or
+        ``connect_at_open=False``); an unreachable server is an error naming ``wanted``."""
+        listing = self._listing
+        if listing is None:
+            try:
+                listing = self.refresh()
+            except MCPServerError as error:
+                raise MCPServerError(f"{error} (wanted: {wanted})") from None
+        return listing
 
     def tools(self, names: Sequence[str] | None = None) -> list[MCPTool]:
         """The server's tools (all, or those ``names``, in that order), as read at open or
         at the last :meth:`refresh`."""
         if names is None:
-            return [self._tool(t) for t in self._listing.tools.values()]
+            return [self._tool(t) for t in self._listed("its tools").tools.values()]
         return [self.tool(name) for name in names]
 
     def tool(self, name: str) -> MCPTool:
         """The tool ``name`` (a ``KeyError`` naming the tools there are)."""
-        found = self._listing.tools.get(name)
+        listing = self._listed(f"tool '{name}'")
+        found = listing.tools.get(name)
         if found is None:
-            known = ", ".join(self._listing.tools) or "none"
+            known = ", ".join(listing.tools) or "none"
             raise MCPToolNotFoundError(f"MCP server {self.label} has no tool '{name}'; its "
                                        f"tools: {known} (refresh() reads the list again)")
         return self._tool(found)
 
     def prompt_names(self) -> list[str]:
-        return list(self._listing.prompts)
+        return list(self._listed("its prompts").prompts)
 
     def prompt(self, name: str, /, **arguments: Any) -> Prompt:
         """The prompt ``name`` as the server renders it: each required argument not given
         here is a ``{placeholder}`` of the returned :class:`Prompt`, to be filled with
         ``format_messages``; optional ones not given take the server's defaults."""
-        found = self._listing.prompts.get(name)
+        listing = self._listed(f"prompt '{name}'")
+        found = listing.prompts.get(name)
         if found is None:
-            known = ", ".join(self._listing.prompts) or "none"
+            known = ", ".join(listing.prompts) or "none"
             raise MCPToolNotFoundError(f"MCP server {self.label} has no prompt '{name}'; "
                                        f"its prompts: {known}")
         wanted = {a.name: "{" + a.name + "}" for a in (found.arguments or []) if a.required}
@@ -313,11 +334,12 @@ class MCPServer(Resource):
                 future.cancel()
                 raise MCPServerError(f"MCP server {self.label} did not answer within "
                                      f"{self.connect_timeout:g} s when connecting "
-                                     f"({self._where()}; MCPServer connect_timeout=)") from None
+                                     f"({self._where()}; MCPServer connect_timeout=)"
+                                     f"{_wanted(what)}") from None
             except Exception as error:  # noqa: BLE001 - one line naming the server
                 where = "" if self.label == self._where() else f" ({self._where()})"
                 raise MCPServerError(f"MCP server {self.label} cannot be reached{where}: "
-                                     f"{self._describe(error)}") from None
+                                     f"{self._describe(error)}{_wanted(what)}") from None
             self._session = session
             self._server_name = self._server_name or session.server_name
             return session
@@ -539,6 +561,10 @@ def _breaks_session(error: BaseException) -> bool:
 
     leaf = _leaf(error)
     return not isinstance(leaf, MCPError) or getattr(leaf, "code", None) == CONNECTION_CLOSED
+
+
+def _wanted(what: str) -> str:
+    return "" if what == LISTING else f" (wanted: {what})"
 
 
 def _from_env(value: str | None, variable: str | None, what: str) -> str | None:
