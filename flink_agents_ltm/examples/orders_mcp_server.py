@@ -51,9 +51,12 @@ def build_server(count_file: str | None = None, token: str | None = None) -> Any
                                   "<token>")
 
     def count(order_id: str) -> None:
-        if count_file is not None:
-            with open(count_file, "a", encoding="utf-8") as file:
-                file.write(order_id + "\n")
+        if count_file is not None:  # private (0600), appended by one write per call
+            fd = os.open(count_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, (order_id + "\n").encode())
+            finally:
+                os.close(fd)
 
     @server.tool()
     def lookup_order(order_id: str, ctx: Context) -> dict[str, Any]:
