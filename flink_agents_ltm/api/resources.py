@@ -2,7 +2,7 @@
 MCP servers).
 
 A resource is declared on the agent class by a static method decorated with
-``@chat_model_setup``, ``@embedding_model_setup``, ``@vector_store_setup`` or
+``@chat_model_setup``, ``@embedding_model_setup``, ``@vector_store_setup``,
 ``@reranker_setup`` or ``@mcp_server``
 that returns a :class:`ResourceDescriptor`. The method's name is the
 resource's name: actions call ``ctx.get_resource(name)`` and the long-term
