@@ -17,7 +17,7 @@ comma  := ,
 PIP_INSTALL := $(PY) -m pip install --quiet $(if $(filter cpu,$(TORCH)),--extra-index-url $(TORCH_CPU_INDEX))
 
 .PHONY: help install demo example-first-agent example-support-chat example-react-agent \
-	example-recovery examples \
+	example-recovery example-mcp examples \
 	test test-python test-java test-scenarios test-flink java-demo bench lint clean
 
 help:  ## list the targets
@@ -58,7 +58,10 @@ example-react-agent: $(STAMP)  ## run the built-in ReActAgent (prompt, tool, out
 example-recovery: $(STAMP)  ## run a job that fails once on purpose; check what recovery kept
 	$(PY) -m flink_agents_ltm.examples.recovery
 
-examples: demo example-first-agent example-support-chat example-react-agent example-recovery  ## run every example
+example-mcp: $(STAMP)  ## run ctx.chat with an MCP server's prompt and tool (over stdio), offline
+	$(PY) -m flink_agents_ltm.examples.mcp_orders
+
+examples: demo example-first-agent example-support-chat example-react-agent example-recovery example-mcp  ## run every example
 
 # JUnit first: it builds java-bridge/target/classes, which the Java benches' smoke runs need.
 test: test-java test-python  ## install, then run every test (the Java bridge's JUnit, then pytest)
@@ -99,6 +102,7 @@ bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients a
 	$(PY) -m bench.durable_async_throughput
 	$(PY) -m bench.runtime_per_event --repeat 3
 	$(PY) -m bench.model_clients
+	$(PY) -m bench.mcp_tool_call
 	$(PY) -m bench.scoped_search
 	$(PY) -m bench.coalesced_embedding
 	$(PY) -m bench.footprint

@@ -27,6 +27,11 @@
         messages:
           - {role: system, content: "You answer for {shop}."}
           - {role: user, content: "{input}"}
+    mcp_servers:                  # tools and prompts of an MCP server (the mcp extra)
+      - name: orders
+        clazz: mcp
+        endpoint: http://127.0.0.1:8765/mcp
+        bearer_token_env: ORDERS_MCP_TOKEN
 
 ``AgentsExecutionEnvironment.load_yaml(path)`` sets the options on the
 environment's configuration (as if the program had set them at that point)
@@ -69,6 +74,7 @@ SECTIONS = {
     "vector_stores": ResourceType.VECTOR_STORE,
     "rerankers": ResourceType.RERANKER,
     "prompts": ResourceType.PROMPT,
+    "mcp_servers": ResourceType.MCP_SERVER,
 }
 
 

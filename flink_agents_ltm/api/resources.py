@@ -1,9 +1,9 @@
 """Resources an agent declares (chat models, embedding models, vector stores, rerankers,
-prompts).
+prompts, MCP servers).
 
 A resource is declared on the agent class by a static method decorated with
-``@chat_model_setup``, ``@embedding_model_setup``, ``@vector_store_setup`` or
-``@reranker_setup``
+``@chat_model_setup``, ``@embedding_model_setup``, ``@vector_store_setup``,
+``@reranker_setup`` or ``@mcp_server``
 that returns a :class:`ResourceDescriptor`, or with ``@prompt``, returning a
 :class:`~flink_agents_ltm.api.prompts.Prompt` (as upstream's ``@prompt``
 does). The method's name is the
@@ -41,6 +41,7 @@ __all__ = [
     "ResourceType",
     "chat_model_setup",
     "embedding_model_setup",
+    "mcp_server",
     "prompt",
     "reranker_setup",
     "vector_store_setup",
@@ -53,6 +54,7 @@ class ResourceType(StrEnum):
     VECTOR_STORE = "vector_store"
     RERANKER = "reranker"
     PROMPT = "prompt"
+    MCP_SERVER = "mcp_server"
 
 
 class MissingResourceError(MaskedError, KeyError):
@@ -304,3 +306,6 @@ reranker_setup = _setup(ResourceType.RERANKER)
 # builds one); ctx.chat(prompt="name", ...) and ctx.get_resource("name",
 # ResourceType.PROMPT) find it by the method's name.
 prompt = _setup(ResourceType.PROMPT)
+mcp_server = _setup(ResourceType.MCP_SERVER)
+"""Declares an MCP server (``MCPServer`` of the MCP integration, the ``mcp`` extra): its
+tools and prompts, ``ctx.get_resource(name, ResourceType.MCP_SERVER).tools()``."""

@@ -74,7 +74,7 @@ class OutputSchema:
         elif isinstance(target, Mapping):
             schema = json.loads(json.dumps(target))  # a plain copy; refuses what JSON cannot be
             # jsonschema comes with PyFlink (apache-beam requires it)
-            from jsonschema.validators import validator_for  # type: ignore[import-untyped]
+            from jsonschema.validators import validator_for
 
             try:
                 validator_for(schema).check_schema(schema)

@@ -42,13 +42,18 @@ from pydantic_core import core_schema
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 from flink_agents_ltm.api.memory_object import MemoryObject
 
-__all__ = ["CONTEXT_PARAMETER", "Tool", "ToolCallError", "ToolContext", "tool"]
+__all__ = ["CONTEXT_PARAMETER", "Tool", "ToolCallError", "ToolCallTimeoutError", "ToolContext",
+           "tool"]
 
 CONTEXT_PARAMETER = "ctx"
 
 
 class ToolCallError(FlinkAgentsLtmError, RuntimeError):
     """A tool raised while ``ctx.chat`` ran it; the cause is chained."""
+
+
+class ToolCallTimeoutError(ToolCallError, TimeoutError):
+    """A tool ``ctx.chat`` ran did not finish within ``agents.durable-async.timeout-ms``."""
 
 
 class ToolContext(ABC):
@@ -76,6 +81,8 @@ class Tool:
     description: str
     parameters: Mapping[str, Any]  # a JSON schema of an object
     function: Callable[..., Any]
+    #: Where the tool comes from, named in its errors (``"MCP server 'orders'"``).
+    origin: str | None = None
 
     @property
     def wants_context(self) -> bool:

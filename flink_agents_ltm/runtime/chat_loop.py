@@ -51,8 +51,12 @@ from flink_agents_ltm.api.structured_output import (
     OutputSchemaMismatch,
     StructuredOutputError,
 )
-from flink_agents_ltm.api.tools import Tool, ToolCallError, ToolContext
-from flink_agents_ltm.runtime.durable import DurableCall, DurableCallError
+from flink_agents_ltm.api.tools import Tool, ToolCallError, ToolCallTimeoutError, ToolContext
+from flink_agents_ltm.runtime.durable import (
+    DurableCall,
+    DurableCallError,
+    DurableCallTimeoutError,
+)
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject
 from flink_agents_ltm.runtime.read_through_memory import ReadThroughMemoryStore
 
@@ -175,8 +179,18 @@ class ChatLoop:
             return await DurableCall(tool.invoke, (call.arguments,), {}, name=name)
         except DurableCallError as error:
             raise ToolCallError(
-                f"tool '{call.name}' called by chat model '{self._model_name}' failed: "
-                f"{type(error.__cause__).__name__}: {error.__cause__}") from error.__cause__
+                f"tool '{call.name}'{_of(tool)} called by chat model '{self._model_name}' "
+                f"failed: {type(error.__cause__).__name__}: {error.__cause__}"
+            ) from error.__cause__
+        except DurableCallTimeoutError as error:
+            raise ToolCallTimeoutError(
+                f"tool '{call.name}'{_of(tool)} called by chat model '{self._model_name}' "
+                f"timed out: {error}") from error
+
+
+def _of(tool: Tool) -> str:
+    """`` of MCP server 'orders'`` for a tool that says where it comes from."""
+    return f" of {tool.origin}" if tool.origin else ""
 
 
 class _ScopedToolContext(ToolContext):

@@ -189,8 +189,8 @@ class ResourceProvider:
                 f"no {_kind(wanted)} named '{redact_text(str(name))}' is declared on "
                 f"{self._owner}; declared: "
                 f"{known or 'none'}. Declare it with @chat_model_setup, "
-                "@embedding_model_setup, @vector_store_setup, @reranker_setup or @prompt, or "
-                "with agents_env.add_resource(...)")
+                "@embedding_model_setup, @vector_store_setup, @reranker_setup, @prompt or "
+                "@mcp_server, or with agents_env.add_resource(...)")
         with _lock:
             if self._closed:
                 raise RuntimeError(f"the resources of {self._owner} are closed")

