@@ -193,3 +193,39 @@ def test_with_connect_at_open_off_a_server_down_at_open_fails_each_action_until_
         server.kill()
     assert count_calls(server.count_file, "A-1001") == 1
     assert TOKEN not in caplog.text
+
+
+def test_a_react_agent_offers_an_mcp_servers_tools_by_its_name_and_calls_each_once(
+        count_file, tmp_path):
+    """``ReActAgent(tools=["orders"])``: the declared server's tools, looked up when the
+    action runs (they do not travel with the agent), called once per input even when the
+    run is restored from a checkpoint taken before the call (action-state store on)."""
+    from flink_agents_ltm.api.agents.react_agent import ReActAgent
+
+    def react(snapshot=None):
+        return AgentHarness(
+            ReActAgent(chat_model="assistant", tools=["orders"]), key_selector=lambda r: r,
+            config={"agents.action-state.store": "sqlite", "agents.job-id": "react-orders",
+                    "long-term-memory.embedded.base-dir": str(tmp_path)},
+            resources=resources({**stdio_arguments(count_file), "timeout": 20}),
+            snapshot=snapshot)
+
+    wanted = order_id()
+    first = react()
+    snapshot = first.snapshot()
+    first.process_element(f"lookup_order {wanted}")
+    [answer] = finish(first)
+    first.close()
+    assert answer.startswith("Here is what I found") and wanted in answer
+    restored = react(snapshot)
+    restored.process_element(f"lookup_order {wanted}")  # the source replays it
+    assert finish(restored) == [answer]
+    restored.close()
+    assert count_calls(count_file, wanted) == 1
+
+
+def test_a_react_agent_refuses_a_tool_name_given_twice():
+    from flink_agents_ltm.api.agents.react_agent import ReActAgent
+
+    with pytest.raises(ValueError, match=r"names MCP servers by non-empty, distinct names"):
+        ReActAgent(chat_model="assistant", tools=["orders", "orders"])

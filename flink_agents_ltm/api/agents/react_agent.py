@@ -37,6 +37,11 @@ agent emits one ``OutputEvent`` per input: the validated value when there is an
 ``output_schema`` (an instance of the model class, or a dict), the answer's text
 otherwise.
 
+``tools`` holds tools (a ``Tool`` or a function, wrapped with ``@tool``) and names of
+declared MCP servers (``ResourceType.MCP_SERVER``, the ``mcp`` extra): each name stands for
+every tool of that server, looked up when the action runs (a server's tools live in the
+process that opened it), so a tool the server adds after a refresh is offered too.
+
 ``chat_model`` is a :class:`~flink_agents_ltm.api.resources.ResourceDescriptor`
 (declared on the agent) or the name of a chat model declared on the environment;
 ``prompt`` a :class:`~flink_agents_ltm.api.prompts.Prompt` or the name of a declared
@@ -93,6 +98,7 @@ class _Settings:
     recall_limit: int
     max_turns: int
     output_retries: int
+    tool_servers: tuple[str, ...] = ()  # declared MCP servers whose tools are offered too
 
 
 class ReActAgent(Agent):
@@ -100,7 +106,7 @@ class ReActAgent(Agent):
 
     def __init__(self, *, chat_model: ResourceDescriptor | str,
                  prompt: Prompt | str | None = None, output_schema: Any = None,
-                 tools: Sequence[Tool | Callable[..., Any]] = (),
+                 tools: Sequence[Tool | Callable[..., Any] | str] = (),
                  memory: bool | str = False, recall_limit: int = 5, max_turns: int = 8,
                  output_retries: int = 1):
         self._resources: dict[str, tuple[ResourceType, ResourceDescriptor]] = {}
@@ -124,8 +130,14 @@ class ReActAgent(Agent):
         if output_schema is not None:
             OutputSchema(output_schema)  # refused now, not at the first input
         if isinstance(tools, str | Tool) or not isinstance(tools, Sequence):
-            raise TypeError("ReActAgent(tools=) is a list of tools (Tool or functions)")
-        wrapped = tuple(t if isinstance(t, Tool) else tool(t) for t in tools)
+            raise TypeError("ReActAgent(tools=) is a list of tools (Tool or functions) and "
+                            "names of declared MCP servers")
+        servers = tuple(t for t in tools if isinstance(t, str))
+        if any(not name.strip() for name in servers) or len(set(servers)) != len(servers):
+            raise ValueError(f"ReActAgent(tools=) names MCP servers by non-empty, distinct "
+                             f"names, got {list(servers)}")
+        wrapped = tuple(t if isinstance(t, Tool) else tool(t) for t in tools
+                        if not isinstance(t, str))
         names = [t.name for t in wrapped]
         if len(set(names)) != len(names):
             raise ValueError(f"ReActAgent got two tools of one name: {names}")
@@ -145,7 +157,8 @@ class ReActAgent(Agent):
                 raise ValueError(f"ReActAgent({name}=) must be an int >= {least}, "
                                  f"got {value!r}")
         self._settings = _Settings(model_name, prompt_name, output_schema, wrapped,
-                                   memory_set, recall_limit, max_turns, output_retries)
+                                   memory_set, recall_limit, max_turns, output_retries,
+                                   servers)
 
     def actions(self) -> list[Action]:  # type: ignore[override]  # per instance
         return [Action("react", functools.partial(react, self._settings), (InputEvent,))]
@@ -160,7 +173,8 @@ class ReActAgent(Agent):
     def __repr__(self) -> str:
         s = self._settings
         return (f"ReActAgent(chat_model={s.chat_model!r}, prompt={s.prompt!r}, tools="
-                f"{[t.name for t in s.tools]}, memory={s.memory_set!r})")
+                f"{[t.name for t in s.tools] + list(s.tool_servers)}, memory="
+                f"{s.memory_set!r})")
 
 
 async def react(settings: _Settings, event: InputEvent, ctx: RunnerContext) -> None:
@@ -177,13 +191,27 @@ async def react(settings: _Settings, event: InputEvent, ctx: RunnerContext) -> N
             note = "What you remember of this conversation partner:\n" + "\n".join(
                 f"- {value}" for value in recalled)
             messages.insert(after_system_messages(messages), ChatMessage(MessageRole.SYSTEM, note))
-    reply = await ctx.chat(messages, model=settings.chat_model, tools=settings.tools,
+    reply = await ctx.chat(messages, model=settings.chat_model, tools=_tools(settings, ctx),
                            max_turns=settings.max_turns, output_schema=settings.output_schema,
                            output_retries=settings.output_retries)
     if memory_set is not None:
         await ctx.durable_execute_async(memory_set.add, f"{query} -> {reply.content}")
     ctx.send_event(OutputEvent(reply.content if settings.output_schema is None
                                else reply.structured))
+
+
+def _tools(settings: _Settings, ctx: RunnerContext) -> list[Tool]:
+    """The agent's own tools and every tool of its MCP servers (one name once: an MCP tool
+    of the same name as another tool is an error naming both)."""
+    tools = list(settings.tools)
+    for server in settings.tool_servers:
+        tools.extend(ctx.get_resource(server, ResourceType.MCP_SERVER).tools())
+    names = [t.name for t in tools]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise ValueError(f"ReActAgent offers two tools named {', '.join(map(repr, clash))} "
+                         f"(its own and MCP servers {list(settings.tool_servers)}); rename one")
+    return tools
 
 
 def recall(memory_set: MemorySet, query: str, limit: int) -> list[str]:
