@@ -195,7 +195,7 @@ def test_the_graph_sees_imports_in_functions_and_modules_named_by_strings():
 import importlib
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from flink_agents_ltm.runtime.harness import AgentHarness
+    from flink_agents_ltm.testing import AgentHarness
 def build():
     from flink_agents_ltm.runtime import agent_operator
     return importlib.import_module("flink_agents_ltm.runtime.durable")

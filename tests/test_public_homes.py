@@ -130,3 +130,16 @@ def test_the_memory_base_class_is_small_and_no_module_of_the_memory_api_is_large
     folder = Path(inspect.getfile(BaseLongTermMemory)).parent
     sizes = {path.name: len(path.read_text().splitlines()) for path in folder.glob("*.py")}
     assert len(sizes) >= 12 and max(sizes.values()) <= 600, sizes
+
+
+def test_the_projects_own_tests_use_the_public_harness():
+    """What a user imports is what the project tests with: no test reaches into the
+    runtime for the harness (this file aside, which checks that the two are one)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    reaching = [str(path.relative_to(root)) for folder in ("tests", "e2e")
+                for path in (root / folder).rglob("*.py")
+                if path.name != "test_public_homes.py"
+                and "flink_agents_ltm.runtime.harness import" in path.read_text()]
+    assert reaching == [], "import AgentHarness from flink_agents_ltm.testing"

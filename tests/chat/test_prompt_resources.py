@@ -19,8 +19,8 @@ from flink_agents_ltm.api.resources import (
     prompt,
 )
 from flink_agents_ltm.integrations.chat_models.scripted import ScriptedChatModelSetup
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_runs import AgentActionError
+from flink_agents_ltm.testing import AgentHarness
 
 
 def echo(messages, tools):

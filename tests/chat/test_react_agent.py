@@ -15,9 +15,9 @@ from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironmen
 from flink_agents_ltm.api.prompts import Prompt
 from flink_agents_ltm.api.resources import ResourceDescriptor
 from flink_agents_ltm.integrations.chat_models.scripted import ScriptedChatModelSetup
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_runs import AgentActionError
 from flink_agents_ltm.runtime.memory.in_memory_long_term_memory import InMemoryLongTermMemory
+from flink_agents_ltm.testing import AgentHarness
 
 LOOKUPS = []  # every order_status call that ran
 

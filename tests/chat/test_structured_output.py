@@ -21,13 +21,13 @@ from flink_agents_ltm.api.structured_output import StructuredOutputError
 from flink_agents_ltm.integrations.chat_models.anthropic import AnthropicChatModelSetup
 from flink_agents_ltm.integrations.chat_models.ollama import OllamaChatModelSetup
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
 from flink_agents_ltm.runtime.keyed_runs import AgentActionError
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
 from flink_agents_ltm.runtime.resource_provider import ResourceProvider
 from flink_agents_ltm.runtime.runner_context_impl import RunnerContextImpl
 from flink_agents_ltm.runtime.step import Step
+from flink_agents_ltm.testing import AgentHarness
 
 
 class Triage(BaseModel):

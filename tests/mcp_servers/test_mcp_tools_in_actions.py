@@ -17,9 +17,9 @@ from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 from flink_agents_ltm.examples.orders_mcp_server import count_calls
 from flink_agents_ltm.integrations.chat_models.scripted import ScriptedChatModelSetup
 from flink_agents_ltm.integrations.mcp import MCPServer
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_runs import AgentActionError
 from flink_agents_ltm.runtime.resource_provider import ResourceError
+from flink_agents_ltm.testing import AgentHarness
 from tests.mcp_servers.conftest import TOKEN, free_port, order_id, stdio_arguments
 
 

@@ -8,7 +8,7 @@ from flink_agents_ltm.api.events import InputEvent, OutputEvent
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.runtime.harness import AgentHarness
+from flink_agents_ltm.testing import AgentHarness
 from runtime import embedded_rows
 
 JOB = "abandoned-ids"

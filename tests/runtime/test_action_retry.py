@@ -10,8 +10,8 @@ import json
 import pytest
 
 from flink_agents_ltm.api.errors import AgentActionError
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.memory.in_memory_long_term_memory import InMemoryLongTermMemory
+from flink_agents_ltm.testing import AgentHarness
 from runtime.retry_agents import MEMORY_COUNTS, FlakyAgent
 
 ENGINE_STATES = ("busy", "pending", "run")

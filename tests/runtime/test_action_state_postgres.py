@@ -9,7 +9,7 @@ import pytest
 
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.runtime.action_state.store import open_action_state_store
-from flink_agents_ltm.runtime.harness import AgentHarness
+from flink_agents_ltm.testing import AgentHarness
 from runtime.test_action_state_store import (
     MailAgent,
     ReconcilingMailAgent,

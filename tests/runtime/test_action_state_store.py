@@ -24,8 +24,8 @@ from flink_agents_ltm.integrations.chat_models.scripted import ScriptedChatModel
 from flink_agents_ltm.runtime.action_state.journal import ActionJournal
 from flink_agents_ltm.runtime.action_state.sqlite import FILE_NAME, SqliteActionStateStore
 from flink_agents_ltm.runtime.action_state.store import open_action_state_store
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_runs import AgentActionError
+from flink_agents_ltm.testing import AgentHarness
 
 sent: list = []  # the side effects: e-mails sent
 

@@ -5,12 +5,12 @@ import pytest
 
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import Event, InputEvent, OutputEvent
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_runs import (
     DRAIN_BASE,
     DRAIN_ROUNDS_PER_INPUT,
     AgentActionError,
 )
+from flink_agents_ltm.testing import AgentHarness
 
 
 def double(n):

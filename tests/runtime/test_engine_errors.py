@@ -9,8 +9,8 @@ import pytest
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import Event, InputEvent, OutputEvent
 from flink_agents_ltm.runtime.agent_operator import CheckedKeySelector, KeySelectorError
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_runs import AgentActionError
+from flink_agents_ltm.testing import AgentHarness
 from runtime.agents_for_tests import BadInputAgent
 
 

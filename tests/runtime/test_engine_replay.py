@@ -6,8 +6,8 @@ import pytest
 
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import Event, InputEvent, OutputEvent
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.keyed_runs import AgentActionError
+from flink_agents_ltm.testing import AgentHarness
 
 calls = []
 

@@ -6,7 +6,7 @@ after it sees the same as with timers alone."""
 
 from flink_agents_ltm.api.agent import Agent, action
 from flink_agents_ltm.api.events import InputEvent, OutputEvent
-from flink_agents_ltm.runtime.harness import AgentHarness
+from flink_agents_ltm.testing import AgentHarness
 
 
 def echo(value):

@@ -11,7 +11,7 @@ from flink_agents_ltm.api.events import InputEvent, OutputEvent
 from flink_agents_ltm.api.memory.write_position import current_write_position
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
-from flink_agents_ltm.runtime.harness import AgentHarness
+from flink_agents_ltm.testing import AgentHarness
 
 
 def where():

@@ -8,7 +8,7 @@ import pytest
 
 from flink_agents_ltm import cli
 from flink_agents_ltm.api.event_log import EVENT_LOGGER
-from flink_agents_ltm.runtime.harness import AgentHarness
+from flink_agents_ltm.testing import AgentHarness
 from runtime.event_log_agents import QUERY, SECRET, STORED_TEXT, TracedAgent
 
 

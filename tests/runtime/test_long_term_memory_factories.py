@@ -13,10 +13,10 @@ from flink_agents_ltm.api.events import InputEvent, OutputEvent
 from flink_agents_ltm.api.execution_environment import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.resources import ResourceDescriptor, embedding_model_setup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.mailbox import MailboxThreadCheck
 from flink_agents_ltm.runtime.memory.factories import build_long_term_memory
 from flink_agents_ltm.runtime.memory.in_memory_long_term_memory import InMemoryLongTermMemory
+from flink_agents_ltm.testing import AgentHarness
 
 PLUGIN_MODULE = "flink_agents_ltm_test_plugin"
 

@@ -3,8 +3,8 @@ on the in-memory harness with the scripted chat model (which reports usage in wo
 
 import pytest
 
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.metric_groups import RuntimeMetricGroup
+from flink_agents_ltm.testing import AgentHarness
 from runtime.event_log_agents import MeteredChatAgent
 
 MODEL = "action.answer.model.assistant."

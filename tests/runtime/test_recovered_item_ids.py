@@ -23,8 +23,8 @@ from flink_agents_ltm.api.resources import (
 )
 from flink_agents_ltm.integrations.chat_models.openai import OpenAIChatModelSetup
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.runtime.harness import AgentHarness
 from flink_agents_ltm.runtime.run_record import decode_busy, decode_run
+from flink_agents_ltm.testing import AgentHarness
 from runtime import embedded_rows
 
 

@@ -20,7 +20,6 @@ import cloudpickle
 import pytest
 
 from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
-from flink_agents_ltm.runtime.harness import AgentHarness, Snapshot
 from flink_agents_ltm.runtime.run_record import (
     BUSY_VERSION,
     RUN_VERSION,
@@ -33,6 +32,7 @@ from flink_agents_ltm.runtime.run_record import (
     encode_busy,
     encode_run,
 )
+from flink_agents_ltm.testing import AgentHarness, Snapshot
 from runtime import embedded_rows
 from runtime.state_format_agents import Noted, NotesAgent
 

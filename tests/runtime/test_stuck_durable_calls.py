@@ -11,8 +11,8 @@ from pyflink.common import Types
 
 from flink_agents_ltm.api.execution_environment import AgentsExecutionEnvironment, AgentsOptions
 from flink_agents_ltm.runtime.durable import DurableCall
-from flink_agents_ltm.runtime.harness import AgentHarness, ManualClock
 from flink_agents_ltm.runtime.worker_pool import DurableCallsStuckError, ThreadWorkerPool
+from flink_agents_ltm.testing import AgentHarness, ManualClock
 from runtime.stuck_agents import StuckCallsAgent
 
 CALL = "runtime.stuck_agents.outlive_the_timeout"

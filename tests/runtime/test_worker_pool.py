@@ -8,8 +8,8 @@ import pytest
 
 from flink_agents_ltm.api.memory.write_position import BODY, current_write_position
 from flink_agents_ltm.runtime.durable import DurableCall
-from flink_agents_ltm.runtime.harness import ManualClock
 from flink_agents_ltm.runtime.worker_pool import DurableCallsStuckError, ThreadWorkerPool
+from flink_agents_ltm.testing import ManualClock
 
 
 @pytest.fixture
