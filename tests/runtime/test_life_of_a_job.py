@@ -22,8 +22,8 @@ from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 from flink_agents_ltm.examples.first_agent import SupportAgent
 from flink_agents_ltm.integrations.mem0.hashing_embedder import HashingEmbedding
-from flink_agents_ltm.testing import AgentHarness
 from flink_agents_ltm.runtime.incarnation import LEGACY
+from flink_agents_ltm.testing import AgentHarness
 from runtime import embedded_rows
 
 JOB = "life-of-a-job"
