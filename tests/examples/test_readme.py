@@ -106,7 +106,7 @@ def test_the_yaml_file_the_configuration_page_shows_loads(tmp_path):
     agents_env.load_yaml(path)
     assert agents_env.get_config().get(AgentsOptions.JOB_ID) == "support-bot"
     assert agents_env.get_config().get(AgentsOptions.ASYNC_TIMEOUT_MS) == 30_000
-    assert sorted(agents_env.resources) == ["assistant", "embedder", "shared", "triage"]
+    assert sorted(agents_env.resources) == ["assistant", "embedder", "orders", "shared", "triage"]
 
 
 def test_the_flink_deployment_runs_the_jar_pyflink_ships_with_known_options_and_no_secret():

@@ -326,7 +326,7 @@ class MCPServer(Resource):
                 self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
                                                 name=f"mcp-{self.label.strip(chr(39))}")
                 self._thread.start()
-            session = _Session(self)
+            session = _Session(self, self._headers, self._env, self._describe)
             future = asyncio.run_coroutine_threadsafe(session.start(), self._loop)
             try:
                 future.result(self.connect_timeout)
@@ -388,8 +388,13 @@ class _Session:
     """One session with the server, held open by a task on the server's loop thread
     (the SDK's context managers must end in the task that began them)."""
 
-    def __init__(self, server: MCPServer):
+    def __init__(self, server: MCPServer, headers: Mapping[str, str] | None,
+                 env: Mapping[str, str] | None, describe: Callable[[BaseException], str]):
+        # the server's secrets and its error describer, handed over (not read off it)
         self._server = server
+        self._headers = headers
+        self._env = env
+        self._describe = describe
         self.session: Any = None
         self.capabilities: Any = None
         self.server_name: str | None = None
@@ -425,7 +430,7 @@ class _Session:
                                     else RuntimeError(repr(error)))
             elif not isinstance(error, asyncio.CancelledError):
                 log.debug("MCP server %s: session ended: %s", self._server.label,
-                          self._server._describe(error))
+                          self._describe(error))
         finally:
             self.alive = False
 
@@ -436,14 +441,14 @@ class _Session:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            client = create_mcp_http_client(headers=server._headers or None,
+            client = create_mcp_http_client(headers=dict(self._headers or {}) or None,
                                             timeout=httpx2.Timeout(server.timeout))
             stack.push_async_exit(client)
             return streamable_http_client(server.endpoint, http_client=client)
         from mcp import StdioServerParameters, stdio_client
 
         parameters = StdioServerParameters(command=server.command or "", args=list(server.args),
-                                           env=server._env or None, cwd=server.cwd)
+                                           env=dict(self._env or {}) or None, cwd=server.cwd)
         return stdio_client(parameters)
 
     async def stop(self) -> None:
