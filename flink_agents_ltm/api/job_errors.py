@@ -50,7 +50,7 @@ from flink_agents_ltm.api.redaction import redact_text
 
 __all__ = ["COLLECT_RESTORE_ERROR", "VERBOSE_VARIABLE", "CollectFromSavepointWarning",
            "JobError", "JobFailedError", "JobFailureShaper", "find_job_error",
-           "install_excepthook", "verbose"]
+           "install_excepthook", "missing_java_line", "verbose"]
 
 VERBOSE_VARIABLE = "FLINK_AGENTS_LTM_VERBOSE"
 PACKAGE = "flink_agents_ltm"
@@ -293,17 +293,34 @@ class _ShapedIterator:
 
 
 _hook_lock = threading.Lock()
-_installed: list[JobFailureShaper] = []
+_installed: list[JobFailureShaper | None] = []
 
 
-def install_excepthook(shaper: JobFailureShaper) -> None:
-    """A script that lets a failed job's error escape prints, on standard error, where the
-    full trace is and then the error's one line, last. Installed once per process, only
-    over Python's default hook (a hook of someone else's is left alone); other exceptions
-    go to the hook that was there."""
+def missing_java_line(error: BaseException) -> str | None:
+    """One line for PyFlink failing to start its JVM for want of ``java`` (the raw
+    ``FileNotFoundError: 'java'`` of its gateway launch), ``None`` for any other error."""
+    if not isinstance(error, FileNotFoundError):
+        return None
+    name = str(error.filename or "")
+    if name != "java" and not name.endswith(("/bin/java", "\\bin\\java.exe")):
+        return None
+    where = f"JAVA_HOME={os.environ['JAVA_HOME']}" if os.environ.get("JAVA_HOME") else "the PATH"
+    return (f"JavaNotFoundError: PyFlink could not start Java: no {name} from {where}; install "
+            "Java 17 and put it on the PATH or set JAVA_HOME (flink-agents-ltm doctor checks "
+            "the set-up)")
+
+
+def install_excepthook(shaper: JobFailureShaper | None = None) -> None:
+    """A script that lets an error escape prints one line for the errors this package knows:
+    a failed job's (``shaper``: where the full trace is, then the error's one line, last) and
+    a missing ``java`` (:func:`missing_java_line`). Installed once per process, only over
+    Python's default hook (a hook of someone else's is left alone); other exceptions go to
+    the hook that was there. ``None`` installs it without a job's shaper (on import, so a
+    missing ``java`` at the script's first line is caught too)."""
     with _hook_lock:
         if _installed:
-            _installed[0] = shaper
+            if shaper is not None:
+                _installed[0] = shaper
             return
         if sys.excepthook is not sys.__excepthook__:
             return
@@ -312,11 +329,19 @@ def install_excepthook(shaper: JobFailureShaper) -> None:
 
         def hook(kind: type[BaseException], value: BaseException,
                  tb: TracebackType | None) -> None:
-            if not isinstance(value, Py4JJavaError):
+            java = missing_java_line(value)
+            if java is not None:
+                sys.stderr.write(java + "\n")
+                sys.stderr.flush()
+                return
+            current = _installed[0]
+            if isinstance(value, JobFailedError):
+                failed = value
+            elif isinstance(value, Py4JJavaError) and current is not None:
+                failed = current.job_failed(value)
+            else:
                 previous(kind, value, tb)
                 return
-            failed = value if isinstance(value, JobFailedError) else _installed[0].job_failed(
-                value)
             script = "".join(traceback.format_exception(kind, value, tb, chain=False))
             if failed.trace_file is not None:
                 with contextlib.suppress(OSError), open(failed.trace_file, "a",

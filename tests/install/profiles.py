@@ -52,11 +52,28 @@ def build_wheel(into: Path) -> Path:
         if path.is_file() and not path.is_symlink():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, source / name)
+    # The Java bridge's jar, as scripts/build-wheel puts it in (make test's JUnit phase has
+    # just built it; built here only when missing or older than its sources).
+    shutil.copy2(bridge_jar(), source / "flink_agents_ltm" / "java" / "flink-agents-ltm-bridge.jar")
     # The venv's setuptools (pyproject's build requirements), not a download of them.
     run([*PIP, "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--wheel-dir",
          str(into / "dist"), str(source)])
     (wheel,) = (into / "dist").glob("flink_agents_ltm-*.whl")
     return wheel
+
+
+def bridge_jar() -> Path:
+    """java-bridge/target's jar, built offline (no tests) when missing or stale."""
+    bridge = ROOT / "java-bridge"
+    sources = [bridge / "pom.xml", *(bridge / "src" / "main").rglob("*")]
+    newest = max(path.stat().st_mtime for path in sources if path.is_file())
+    jars = sorted((bridge / "target").glob("flink-agents-ltm-java-bridge-*.jar"))
+    jars = [jar for jar in jars if not jar.name.endswith(("-sources.jar", "-tests.jar"))]
+    if not jars or jars[-1].stat().st_mtime < newest:
+        run([str(ROOT / "scripts" / "mvn"), "-o", "-q", "package", "-DskipTests"], cwd=bridge,
+            timeout=900)
+        jars = sorted((bridge / "target").glob("flink-agents-ltm-java-bridge-*.jar"))
+    return jars[-1]
 
 
 def run(args: list[str], **kwargs) -> subprocess.CompletedProcess:

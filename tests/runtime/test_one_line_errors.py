@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from flink_agents_ltm.integrations.extras import install_line
 from tests.job_runner import ROOT, failure, run_python
 
 pytestmark = pytest.mark.cluster
@@ -92,8 +93,7 @@ def test_an_extra_missing_in_the_python_worker_ends_stderr_with_the_pip_install_
                            "failed for key 'alice'"), failure(result)
     assert "MissingExtraError: the local embedding model (all-MiniLM-L6-v2) needs the " \
         "'local-embedder' extra" in last
-    assert last.endswith("pip install 'flink-agents-ltm[local-embedder]' "
-                         "(in a checkout: make install)")
+    assert last.endswith(install_line("local-embedder"))
     assert result.stderr.count(last.split(": ", 1)[1]) == 1, failure(result)
     assert "MissingExtraError" in trace_file_named_in(result.stderr).read_text()
 

@@ -116,10 +116,13 @@ class LocalMiniLmEmbedding(EmbeddingBase):
     def __init__(self, config: BaseEmbedderConfig | None = None):
         super().__init__(config)
         self.config.embedding_dims = DIMENSIONS
-        self._batcher = shared_batcher()
+        # The extra is checked now; the model (several seconds) loads at the first text, so
+        # Mem0, which builds its embedder before its store, reports a store it cannot open
+        # (a wrong password, a server down) without waiting for the model first.
+        require_extra(EXTRA, "the local embedding model (all-MiniLM-L6-v2)")
 
     def embed(self, text, memory_action=None):
-        return self._batcher.encode([text])[0]
+        return shared_batcher().encode([text])[0]
 
     def embed_batch(self, texts, memory_action="add"):
-        return self._batcher.encode(list(texts))
+        return shared_batcher().encode(list(texts))

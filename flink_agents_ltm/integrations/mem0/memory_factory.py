@@ -48,6 +48,11 @@ __all__ = ["COLLECTION", "EMBEDDERS", "EmbeddedStoreInUseError", "StoreSpec", "a
            "private_dirs", "private_files"]
 
 log = logging.getLogger(__name__)
+# Mem0 tries spaCy (not a dependency) for its keyword lemmas and logs a WARNING per process
+# when it is not installed, then goes on without it: nothing for a user to do, so only its
+# errors show. The level of that one logger of Mem0's; no other logger, nor warnings filter.
+SPACY_LOGGER = "mem0.utils.spacy_models"
+logging.getLogger(SPACY_LOGGER).setLevel(logging.ERROR)
 
 COLLECTION = "flink_agents_ltm"
 _LONGEST_FILE_NAME = 255  # bytes; the escaped name is ASCII
