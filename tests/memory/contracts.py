@@ -35,6 +35,7 @@ class Implementation:
     raw_values: Callable[[str, str], list[str]]  # (key, set name) -> values in the store
     core_calls: list[str] = field(default_factory=list)
     reopen: Callable[[], BaseLongTermMemory] | None = None  # a new memory on the same store
+    open_job: Callable[[str], BaseLongTermMemory] | None = None  # another job, same store
 
     def record_core_calls(self) -> None:
         for name in CORE:
@@ -53,7 +54,12 @@ def _in_memory(job: str, limits: MemoryLimits | None) -> Iterator[Implementation
     def raw(key: str, set_name: str) -> list[str]:
         return sorted(row.value for row in ltm._sets.get((job, key, set_name), {}).values())
 
-    yield Implementation("in-memory", ltm, raw)
+    def open_job(other_job: str) -> BaseLongTermMemory:
+        other = InMemoryLongTermMemory(other_job)
+        other._sets, other._lock = ltm._sets, ltm._lock
+        return other
+
+    yield Implementation("in-memory", ltm, raw, open_job=open_job)
 
 
 def _mem0(job: str, limits: MemoryLimits | None, vector_store: dict
@@ -71,8 +77,11 @@ def _mem0(job: str, limits: MemoryLimits | None, vector_store: dict
         opened.append(Mem0LongTermMemory(job, memory, limits=limits))
         return opened[-1]
 
+    def open_job(other_job: str) -> BaseLongTermMemory:
+        return Mem0LongTermMemory(other_job, memory)
+
     try:
-        yield Implementation("mem0", opened[0], raw, reopen=reopen)
+        yield Implementation("mem0", opened[0], raw, reopen=reopen, open_job=open_job)
     finally:
         release()
 
@@ -102,8 +111,12 @@ def _mem0_on_our_store(job: str, limits: MemoryLimits | None) -> Iterator[Implem
         opened.append(Mem0LongTermMemory(job, memory, limits=limits))
         return opened[-1]
 
+    def open_job(other_job: str) -> BaseLongTermMemory:
+        return Mem0LongTermMemory(other_job, memory)
+
     try:
-        yield Implementation("mem0-on-our-store", opened[0], raw, reopen=reopen)
+        yield Implementation("mem0-on-our-store", opened[0], raw, reopen=reopen,
+                             open_job=open_job)
     finally:
         release()
         store.close()

@@ -24,6 +24,7 @@ def memory_factory(request):
             built = stack.enter_context(implementation(request.param, job=job_id,
                                                        limits=limits, pgvector=pgvector))
             return MemoryUnderTest(built.ltm, stored_values=built.raw_values,
-                                   reopen=built.reopen, close=lambda: None)
+                                   reopen=built.reopen, open_job=built.open_job,
+                                   close=lambda: None)
 
         yield factory

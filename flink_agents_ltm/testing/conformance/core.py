@@ -1,25 +1,7 @@
-"""The long-term-memory contract as a conformance kit: the tests every implementation of
-:class:`~flink_agents_ltm.api.memory.long_term_memory.BaseLongTermMemory` passes (the
-project's in-memory memory, Mem0 on the embedded store, on Qdrant, on pgvector, and on a
-vector store of ours run them): scoping, refusals, replay-stable ids, one validation of
-every input, filters, erasure.
-
-The author of a custom memory runs them from their own pytest, in a test module of theirs::
-
-    import pytest
-
-    from flink_agents_ltm.testing.conformance import *  # noqa: F403 - the contract's tests
-
-    @pytest.fixture
-    def memory_factory(tmp_path):
-        # (job_id, limits) -> a fresh, empty memory; limits is None or a MemoryLimits
-        return lambda job_id, limits: MyMemory(job_id, limits=limits or MemoryLimits())
-
-The factory may also return a :class:`MemoryUnderTest`, to let the tests read the store
-around the memory (``stored_values``), reopen a second memory on the same store (``reopen``,
-as a restarted job does), or clean up (``close``). Every memory the factory made is closed
-after its test. Run ``pytest`` on that module: every ``test_*`` of this kit runs there.
-"""
+"""The core of the long-term-memory contract: what a memory author provides (a
+``memory_factory`` fixture, optionally returning a :class:`MemoryUnderTest`), the fixtures
+the kit's tests use (``memory_of``, ``impl``, ``clock``), and the core tests: scoping,
+refusals, replay-stable ids, one validation of every input, filters, erasure."""
 
 from __future__ import annotations
 
@@ -52,6 +34,9 @@ class MemoryUnderTest:
     # they are read through the memory itself.
     stored_values: Callable[[str, str], list[str]] | None = None
     reopen: Callable[[], BaseLongTermMemory] | None = None  # a new memory on the same store
+    # job id -> a memory of another job on the same store (the tests that jobs stay apart
+    # are skipped without it); the test closes nothing it returns.
+    open_job: Callable[[str], BaseLongTermMemory] | None = None
     close: Callable[[], None] | None = None  # by default ltm.close()
     core_calls: list[str] = field(default_factory=list)
 
@@ -61,6 +46,13 @@ class MemoryUnderTest:
         reader = MemorySet(name=set_name, partition_key=key, observation_suppressed=True,
                            ltm=self.ltm)
         return sorted(item.value for item in reader.get(limit=10_000))
+
+    def another_job(self, job_id: str = "other-job") -> BaseLongTermMemory:
+        """A memory of ``job_id`` on this memory's store; skips the test without ``open_job``."""
+        if self.open_job is None:
+            pytest.skip("the memory_factory gives no MemoryUnderTest.open_job: "
+                        "that jobs stay apart on one store is not checked")
+        return self.open_job(job_id)
 
     def record_core_calls(self) -> None:
         """From now on, record the name of every core call that reaches the store."""
@@ -94,6 +86,30 @@ def memory_of(memory_factory: MemoryFactory) -> Iterator[Callable[..., MemoryUnd
 def impl(memory_of: Callable[..., MemoryUnderTest]) -> MemoryUnderTest:
     """A fresh, empty memory under test (job ``test-job``, default limits)."""
     return memory_of()
+
+
+START = 1_800_000_000.0  # the manual clock's first reading (2027-01-15T08:00:00Z)
+
+
+class MemoryClock:
+    """A memory's clock (seconds since the epoch) that only :meth:`advance` moves."""
+
+    def __init__(self, now: float = START):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(impl: MemoryUnderTest) -> MemoryClock:
+    """The clock of ``impl``'s memory, at :data:`START`: no test sleeps."""
+    manual = MemoryClock()
+    impl.ltm.set_clock(manual)
+    return manual
 
 
 def to_python_memory_set(name: str, key: str, observation_id: str, *,
@@ -464,5 +480,6 @@ def test_deleting_a_set_deletes_it_for_the_current_key_only(impl):
 
 # What ``from flink_agents_ltm.testing.conformance import *`` brings into a test module:
 # the fixtures the tests use and every test.
-__all__ = ["MemoryFactory", "MemoryUnderTest", "impl", "memory_of",
+__all__ = ["START", "MemoryClock", "MemoryFactory", "MemoryUnderTest", "clock", "impl",
+           "memory_of",
            *sorted(name for name in dict(globals()) if name.startswith("test_"))]
