@@ -10,7 +10,14 @@ every second; the action-state store on PostgreSQL (the session's pgvector serve
 both TaskManagers). After the kill the job recovers on the other TaskManager from its last
 checkpoint and replays the inputs since: every input gives exactly one output, and the
 server executed every order's lookup exactly once, none twice, although lookups had
-completed after the restored checkpoint.
+completed after the restored checkpoint. (A lookup in flight at the kill, executed but its
+result not yet written to the store, would run again, as docs/mcp.md says; the failure
+message says how long before the kill each repeated lookup first ran.)
+
+The source waits after its first input until the server saw a lookup (the agent's operator
+takes a while to open; a source that ran ahead would give a backlog, not a pace), and the
+kill comes after a third of the lookups (the outputs, which come with the checkpoints, lag
+behind on a loaded machine).
 
 Without the store those lookups run again: ``LTM_E2E_BASELINE=1`` also runs the job with
 ``agents.action-state.store: none``, which is expected to fail the count (an xfail that
