@@ -41,7 +41,7 @@ def slots_needed(args: Sequence[str]) -> int:
 class Cluster:
     folder: Path
     rest_port: int
-    vector_store: dict | None
+    vector_store: dict | None = field(repr=False)  # holds the password
     start_seconds: float
     transcripts: Path  # where summaries put a client's whole output
     _clients: list[subprocess.Popen] = field(default_factory=list, repr=False)
