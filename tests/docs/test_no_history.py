@@ -12,7 +12,7 @@ from tests.examples.docs_pages import pages
 HISTORY = re.compile(
     r"\b(?:issues?|pull requests?|PRs?|sessions?)\s+#?\d+"  # issue 22, PR #5, session 34
     r"|(?<![\w&])#[1-9]\d*(?![\w-])"  # #38 (not an anchor like #1-set-up, not &#38;)
-    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b",  # 075f964: hex with a digit and a letter
+    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b",  # 075f964: a digit and a letter
     re.I)
 
 
