@@ -39,3 +39,47 @@ def block_after(page: Path, heading: str, language: str = "python") -> str:
 
 def _in_code(text: str, position: int) -> bool:
     return text.count("\n```", 0, position) % 2 == 1
+
+
+RECALLED = "        recalled: "
+
+
+def demo_sample(page: Path) -> list[str]:
+    """The lines of the page's sample output of the demo (its plain block with the summary)."""
+    for language, block in re.findall(r"^```(\w*)\n(.*?)^```", page.read_text(), re.S | re.M):
+        if not language and "memories recalled" in block:
+            return block.splitlines()
+    raise AssertionError(f"{page.name} shows no sample output of the demo")
+
+
+def demo_sample_mismatches(sample: list[str], stdout: str) -> list[str]:
+    """The lines of a sample of the demo's output that a run's ``stdout`` does not bear out:
+    each message line must be printed, each recalled line under it among that message's
+    recalled lines, the summary printed as shown but for its time ("..." stands for lines
+    left out). Customers run concurrently, so only this, not the order, is fixed."""
+    printed: dict[str, list[str]] = {}
+    summaries, header = [], None
+    for line in stdout.splitlines():
+        if line.startswith("["):
+            header = line
+            printed[header] = []
+        elif line.startswith(RECALLED) and header is not None:
+            printed[header].append(line)
+        elif line.startswith("done in "):
+            summaries.append(re.sub(r"^done in [\d.]+ s", "done in T s", line))
+    wrong, header = [], None
+    for line in sample:
+        if line == "...":
+            continue
+        if line.startswith("["):
+            header = line
+            ok = line in printed
+        elif line.startswith(RECALLED):
+            ok = line in printed.get(header or "", [])
+        elif line.startswith("done in "):
+            ok = re.sub(r"^done in [\d.]+ s", "done in T s", line) in summaries
+        else:
+            ok = False
+        if not ok:
+            wrong.append(line)
+    return wrong

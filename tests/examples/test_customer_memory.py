@@ -6,6 +6,7 @@ from importlib import resources
 
 import pytest
 
+from tests.examples.docs_pages import DOCS, README, demo_sample, demo_sample_mismatches
 from tests.job_runner import failure, run_python
 
 
@@ -35,3 +36,6 @@ def test_the_demo_recalls_only_each_customers_own_messages(user_dirs):
         assert set(memories) <= said[name], f"{name} recalled another customer's message"
     assert "16 messages remembered for 4 customers" in result.stdout
     assert " 0 of them from another customer" in result.stdout
+    # the README's and the quickstart's sample outputs are what this run printed
+    for page in (README, DOCS / "quickstart.md"):
+        assert demo_sample_mismatches(demo_sample(page), result.stdout) == [], page.name
