@@ -95,6 +95,14 @@ public final class PythonSettings implements Serializable {
         }
     }
 
+    /**
+     * The extra import paths the environment names ({@code flink.agents.ltm.pythonpath}, else
+     * {@code FLINK_AGENTS_LTM_PYTHONPATH}), for a Python given another way.
+     */
+    public static List<String> environmentPaths() {
+        return splitPath(setting("flink.agents.ltm.pythonpath", "FLINK_AGENTS_LTM_PYTHONPATH", ""));
+    }
+
     public static List<String> splitPath(String path) {
         List<String> paths = new ArrayList<>();
         for (String part : path.split(File.pathSeparator)) {

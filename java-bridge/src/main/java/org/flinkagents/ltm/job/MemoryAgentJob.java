@@ -363,12 +363,15 @@ public final class MemoryAgentJob {
 
         /** The Python to run, from {@code --python}/{@code --pythonpath} or the environment. */
         public PythonSettings python() {
+            if (has("python")) {  // given: the environment is not asked (it may name none)
+                return new PythonSettings(options.get("python"), has("pythonpath")
+                        ? PythonSettings.splitPath(options.get("pythonpath"))
+                        : PythonSettings.environmentPaths());
+            }
             PythonSettings defaults = PythonSettings.fromEnvironment();
-            return new PythonSettings(
-                    options.getOrDefault("python", defaults.getPythonExec()),
-                    has("pythonpath")
-                            ? PythonSettings.splitPath(options.get("pythonpath"))
-                            : defaults.getPythonPaths());
+            return new PythonSettings(defaults.getPythonExec(), has("pythonpath")
+                    ? PythonSettings.splitPath(options.get("pythonpath"))
+                    : defaults.getPythonPaths());
         }
 
         /**
