@@ -59,6 +59,7 @@ def test_the_demos_sample_lines_are_the_bundled_messages_of_their_customer(page)
             assert line in history, line
         elif line.startswith(RECALLED):
             assert line.removeprefix(RECALLED) in history[header], line
+    assert header is not None, f"{page.name}'s sample shows no message line"
 
 
 def test_a_sample_is_compared_with_a_run_line_by_line_but_for_the_time():
