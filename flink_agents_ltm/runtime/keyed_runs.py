@@ -347,10 +347,12 @@ class KeyedRunEngine:
         retry is due (``agents.error-handling: retry``) starts it here too, instead of up to
         a bundle's time late."""
         outputs: list[Any] = []
-        now = self._clock.monotonic()
         finished = self._pool.finished
         calls = finished != self._finished_seen  # a call finished since the last look
-        if not calls and (self._next_retry_due is None or now < self._next_retry_due):
+        if not calls and self._next_retry_due is None:  # the common case: one int compare
+            return outputs
+        now = self._clock.monotonic()
+        if not calls and now < self._next_retry_due:  # type: ignore[operator]
             return outputs
         self._finished_seen = finished
         ready, next_due = [], None
