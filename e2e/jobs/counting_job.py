@@ -17,12 +17,12 @@ import json
 import os
 import sys
 
-from pyflink.common import Configuration, Types, WatermarkStrategy
-from pyflink.datastream import StreamExecutionEnvironment
+from pyflink.common import Types, WatermarkStrategy
 from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from failover import failover_environment
 from ltm_agents import CountingAgent
 from stream_layout import first_inputs, key_of, late_inputs
 
@@ -59,19 +59,9 @@ def main() -> None:
     if args.late_keys and not args.base_dir:
         parser.error("--late-keys needs --base-dir (the late keys' calls are logged there)")
 
-    config = Configuration()
-    for key, value in {
-        "python.execution-mode": args.mode,
-        "python.fn-execution.bundle.size": str(args.bundle_size),
-        "execution.checkpointing.interval": f"{args.checkpoint_interval_ms} ms",
-        "restart-strategy.type": "fixed-delay",
-        # enough to outlast the cluster's heartbeat timeout (20 s) after a TaskManager died
-        "restart-strategy.fixed-delay.attempts": "15",
-        "restart-strategy.fixed-delay.delay": "2 s",
-    }.items():
-        config.set_string(key, value)
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(args.parallelism)
+    env = failover_environment(mode=args.mode, bundle_size=args.bundle_size,
+                               checkpoint_interval_ms=args.checkpoint_interval_ms,
+                               parallelism=args.parallelism)
 
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     agents = agents_env.get_config()

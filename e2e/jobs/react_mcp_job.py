@@ -19,12 +19,12 @@ import json
 import os
 import sys
 
-from pyflink.common import Configuration, Types, WatermarkStrategy
-from pyflink.datastream import StreamExecutionEnvironment
+from pyflink.common import Types, WatermarkStrategy
 from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from failover import failover_environment
 from react_mcp_model import respond
 
 from flink_agents_ltm.api.agents.react_agent import ReActAgent
@@ -59,19 +59,9 @@ def main() -> None:
     with open(args.settings_file) as file:
         settings = json.load(file)
 
-    config = Configuration()
-    for key, value in {
-        "python.execution-mode": "process",
-        "python.fn-execution.bundle.size": "1",
-        "execution.checkpointing.interval": f"{args.checkpoint_interval_ms} ms",
-        "restart-strategy.type": "fixed-delay",
-        # enough to outlast the cluster's heartbeat timeout after a TaskManager died
-        "restart-strategy.fixed-delay.attempts": "15",
-        "restart-strategy.fixed-delay.delay": "2 s",
-    }.items():
-        config.set_string(key, value)
-    env = StreamExecutionEnvironment.get_execution_environment(config)
-    env.set_parallelism(args.parallelism)
+    env = failover_environment(mode="process", bundle_size=1,
+                               checkpoint_interval_ms=args.checkpoint_interval_ms,
+                               parallelism=args.parallelism)
 
     agents_env = AgentsExecutionEnvironment.get_execution_environment(env=env)
     agents = agents_env.get_config()
