@@ -424,6 +424,22 @@ class ScenarioSuiteTest {
         }
 
         void play() throws Exception {
+            try {
+                playSteps();
+            } finally {
+                deleteTree(savepoints); // a scenario's savepoints are its own: none is left in the temp folder
+            }
+        }
+
+        private static void deleteTree(Path root) throws java.io.IOException {
+            try (Stream<Path> paths = Files.walk(root)) {
+                for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(path);
+                }
+            }
+        }
+
+        private void playSteps() throws Exception {
             CALLS.clear();
             OUTPUTS.clear();
             finished = null;
