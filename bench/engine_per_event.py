@@ -107,8 +107,9 @@ def measure(durable: bool, events: int, repeat: int) -> dict[str, float]:
     stats = pstats.Stats(profile)
     calls = sum(entry[1] for entry in stats.stats.values())  # type: ignore[attr-defined]
     pickles = 0
-    for (_file, _line, name), entry in stats.stats.items():  # type: ignore[attr-defined]
-        if name == "dumps" or name == "<built-in method _pickle.dumps>":
+    for (file, _line, name), entry in stats.stats.items():  # type: ignore[attr-defined]
+        if (name == "dumps" and "cloudpickle" in file) or \
+                name == "<built-in method _pickle.dumps>":
             pickles += sum(count[0] for (caller, _, _), count in entry[4].items()
                            if not caller.endswith("harness.py"))
     state: Counter[str] = Counter()

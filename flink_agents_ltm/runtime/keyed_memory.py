@@ -17,6 +17,7 @@ from typing import Any
 import cloudpickle
 
 from flink_agents_ltm.api.runner_context import MemoryObject
+from flink_agents_ltm.runtime.durable import dumps
 
 _OBJECT = b"\x00object"  # marker of an object node; pickled values never equal it
 
@@ -125,7 +126,7 @@ class KeyedMemoryObject(MemoryObject):
             raise TypeError(f"cannot store a MemoryObject at '{full}'; store plain values, or "
                             "use new_object() for a nested object")
         try:
-            payload = cloudpickle.dumps(value)
+            payload = dumps(value)
         except Exception as error:
             raise TypeError(f"{self._store._what} value at '{full}' is not serializable "
                             f"({type(value).__name__}): {error}") from error
@@ -165,7 +166,9 @@ class KeyedMemoryObject(MemoryObject):
         return existed
 
     def _full(self, path: str) -> str:
-        if not isinstance(path, str) or not path or any(not p for p in path.split(".")):
+        # non-empty parts: no leading, trailing or doubled dot
+        if not isinstance(path, str) or not path or path[0] == "." or path[-1] == "." \
+                or ".." in path:
             raise ValueError(f"memory path must be a non-empty dotted str like 'a.b', got "
                              f"{path!r}")
         return f"{self._prefix}.{path}" if self._prefix else path

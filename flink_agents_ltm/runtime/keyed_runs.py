@@ -289,6 +289,7 @@ class KeyedRunEngine:
         self._journal = journal  # the action-state store, None when off
         self._events = event_log
         self._metrics = metrics if metrics is not None else RuntimeMetricGroup()
+        self._action_metrics_of: dict[str, ActionMetrics] = {}
         self._works: dict[Any, _KeyWork] = {}
         self._current: _KeyWork | None = None
         self._finished_seen = -1  # the pool's finished-call counter at resume_ready's last look
@@ -666,10 +667,16 @@ class KeyedRunEngine:
             short_term=short_term, long_term=self._memory.get, resources=self._resources,
             mailbox_check=self._check, listened=self._listened, on_record=self._on_record,
             awaitable=action.is_async, journal=journal, trace=trace,
-            metrics=ActionMetrics(self._metrics, action.name))
+            metrics=self._action_metrics(action.name))
         return ActionExecution(action, event, ctx, step, observation_id,
                                isinstance(event, MemoryEvent), sensory, short_term,
                                journal=journal, trace=trace, started=self._clock.monotonic())
+
+    def _action_metrics(self, name: str) -> ActionMetrics:
+        metrics = self._action_metrics_of.get(name)
+        if metrics is None:
+            metrics = self._action_metrics_of[name] = ActionMetrics(self._metrics, name)
+        return metrics
 
     def _journal_tag(self, work: _KeyWork, run: _Run) -> RunTag:
         """The store's run for ``run``'s input: after a recovery the key's inputs may
@@ -687,7 +694,8 @@ class KeyedRunEngine:
         step = execution.step
         try:
             step.check_replayed_all()
-            recordable(f"the events action '{execution.action.name}' sent", step.sent)
+            if step.sent:  # they go into the run's record: one that cannot be stored fails here
+                recordable(f"the events action '{execution.action.name}' sent", step.sent)
             execution.sensory.persist()
             execution.short_term.persist()
         except Exception as error:
