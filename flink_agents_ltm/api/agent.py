@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, ItemsView
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from flink_agents_ltm.api.events import Event
@@ -60,8 +61,8 @@ class Action:
     function: Callable[..., Any]
     listens_to: tuple[type[Event], ...]
 
-    @property
-    def is_async(self) -> bool:
+    @cached_property
+    def is_async(self) -> bool:  # asked for every step: looked up once
         return inspect.iscoroutinefunction(self.function)
 
 

@@ -130,11 +130,17 @@ class ActionDriver:
     def start(self, execution: ActionExecution) -> Progress:
         """Call the action; ``DONE`` or ``PARKED`` (async, on a durable call)."""
         self._enter(execution)
+        # refusing_event_loop(), spelled out: every step of every input comes here
+        refuse = asyncio._get_running_loop() is None
+        if refuse:
+            asyncio._set_running_loop(_REFUSING_LOOP)  # type: ignore[arg-type]
         try:
-            with refusing_event_loop():
-                result = execution.action.function(execution.event, execution.ctx)
+            result = execution.action.function(execution.event, execution.ctx)
         except Exception as error:
             raise StepFailed(error) from error
+        finally:
+            if refuse:
+                asyncio._set_running_loop(None)
         if not execution.action.is_async:
             return Progress.DONE
         execution.coroutine = result

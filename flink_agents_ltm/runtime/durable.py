@@ -13,6 +13,7 @@ otherwise.
 from __future__ import annotations
 
 import functools
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -44,8 +45,38 @@ def describe(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
+# Builtin scalars: ``pickle`` writes them as ``cloudpickle`` would (cloudpickle only differs
+# for functions and classes it pickles by value), and they can always be pickled.
+_SCALARS = frozenset({int, float, str, bytes, bool, type(None)})
+
+
+def is_plain(value: Any, depth: int = 2) -> bool:
+    """``value`` is a builtin scalar, or a list, tuple or str-keyed dict of plain values
+    (``depth`` levels down): picklable for sure, by ``pickle`` alone."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if depth <= 0:
+        return False
+    if kind is list or kind is tuple:
+        return all(is_plain(item, depth - 1) for item in value)
+    if kind is dict:
+        return all(type(k) is str and is_plain(v, depth - 1) for k, v in value.items())
+    return False
+
+
+def dumps(value: Any) -> bytes:
+    """``value`` pickled: by ``pickle`` if it is plain data (a counter, a text: the common
+    short-term value; several times cheaper), else by ``cloudpickle``."""
+    if is_plain(value):
+        return pickle.dumps(value, cloudpickle.DEFAULT_PROTOCOL)
+    return cloudpickle.dumps(value)
+
+
 def recordable(name: str, result: Any) -> Any:
     """``result`` if it can be stored in action state (pickled), else a clear error."""
+    if is_plain(result):
+        return result
     try:
         cloudpickle.dumps(result)
     except Exception as error:

@@ -1,8 +1,9 @@
 """Sensory and short-term memory: a tree of values in a Flink ``MapState``.
 
 Each path (``"profile.name"``) is one map entry, holding a pickled value or an
-object-node marker. An action works on a cache loaded from the state of its
-key; the cache is written back when the action completes (:meth:`persist`)
+object-node marker. An action works on a cache filled from the state of its
+key as it reads (one entry at a time, the whole map only when it lists or
+removes a subtree); the cache is written back when the action completes (:meth:`persist`)
 and dropped when it fails, so a failed action leaves no trace and a
 checkpoint never holds half an action. Every access runs the mailbox check:
 keyed state belongs to the key Flink has set on the mailbox thread.
@@ -16,46 +17,91 @@ from typing import Any
 import cloudpickle
 
 from flink_agents_ltm.api.runner_context import MemoryObject
+from flink_agents_ltm.runtime.durable import dumps
 
 _OBJECT = b"\x00object"  # marker of an object node; pickled values never equal it
 
 
 class KeyedMemoryStore:
-    """The cache of one action over one ``MapState[str, bytes]``."""
+    """The cache of one action over one layer of keyed state (a ``MapState[str, bytes]``
+    seen through a run's pending writes).
 
-    def __init__(self, map_state: Any, mailbox_check: Callable[[], None], what: str):
-        self._state = map_state
+    Reads are point reads (``layer.get``) until something needs the whole map (listing
+    fields, removing an object's subtree): then the layer's entries are loaded once, under
+    what this action already read and wrote. ``exact_tree``: the layer holds an entry under
+    ``a.`` only while ``a`` is an object node (what :class:`KeyedMemoryObject` keeps), so a
+    value or an absent entry has no subtree and ``set`` needs no scan; ``False`` with a state
+    TTL, which expires an object node and its children one by one."""
+
+    def __init__(self, layer: Any, mailbox_check: Callable[[], None], what: str,
+                 exact_tree: bool = True):
+        self._state = layer
         self._check = mailbox_check
         self._what = what
-        self._values: dict[str, bytes] | None = None
+        self._exact_tree = exact_tree
+        self._known: dict[str, bytes | None] = {}  # read or written here (None: absent)
+        self._complete = False  # _known holds every entry of the layer
         self._written: set[str] = set()
         self._removed: set[str] = set()
 
-    def entries(self) -> dict[str, bytes]:
+    def lookup(self, path: str) -> bytes | None:
+        """The entry at ``path`` (``None``: absent)."""
         self._check()
-        if self._values is None:
-            self._values = dict(self._state.items())
-        return self._values
+        known = self._known
+        if path in known:
+            return known[path]
+        if self._complete:
+            return None
+        payload = known[path] = self._state.get(path)
+        return payload
+
+    def contains(self, path: str) -> bool:
+        return self.lookup(path) is not None
+
+    def paths(self) -> list[str]:
+        """Every path with an entry (the layer's entries are loaded once)."""
+        self._check()
+        known = self._known
+        if not self._complete:
+            for path, payload in self._state.items():
+                if path not in known:
+                    known[path] = payload
+            self._complete = True
+        return [path for path, payload in known.items() if payload is not None]
+
+    def entries(self) -> dict[str, bytes]:
+        """Every entry (loads the layer's entries once)."""
+        return {path: self._known[path] for path in self.paths()}  # type: ignore[misc]
+
+    def subtree(self, path: str) -> list[str]:
+        """``path`` and the paths below it that have an entry."""
+        payload = self.lookup(path)
+        if self._exact_tree and not self._complete and payload != _OBJECT:
+            return [] if payload is None else [path]
+        below = f"{path}."
+        return [p for p in self.paths() if p == path or p.startswith(below)]
 
     def put(self, path: str, payload: bytes) -> None:
-        self.entries()[path] = payload
+        self._check()
+        self._known[path] = payload
         self._written.add(path)
         self._removed.discard(path)
 
     def remove(self, path: str) -> None:
-        if self.entries().pop(path, None) is not None:
+        if self.lookup(path) is not None:
+            self._known[path] = None
             self._removed.add(path)
             self._written.discard(path)
 
     def persist(self) -> None:
-        """Write this action's changes to the keyed state (mailbox thread, key in scope)."""
-        self._check()
-        if self._values is None:  # never loaded, so nothing was written or removed
+        """Write this action's changes to the layer (mailbox thread, key in scope)."""
+        if not self._written and not self._removed:
             return
+        self._check()
         for path in self._removed:
             self._state.remove(path)
         for path in self._written:
-            self._state.put(path, self._values[path])
+            self._state.put(path, self._known[path])
         self._written.clear()
         self._removed.clear()
 
@@ -67,7 +113,7 @@ class KeyedMemoryObject(MemoryObject):
 
     def get(self, path: str, default: Any = None) -> Any:
         full = self._full(path)
-        payload = self._store.entries().get(full)
+        payload = self._store.lookup(full)
         if payload is None:
             return default
         if payload == _OBJECT:
@@ -80,7 +126,7 @@ class KeyedMemoryObject(MemoryObject):
             raise TypeError(f"cannot store a MemoryObject at '{full}'; store plain values, or "
                             "use new_object() for a nested object")
         try:
-            payload = cloudpickle.dumps(value)
+            payload = dumps(value)
         except Exception as error:
             raise TypeError(f"{self._store._what} value at '{full}' is not serializable "
                             f"({type(value).__name__}): {error}") from error
@@ -90,7 +136,7 @@ class KeyedMemoryObject(MemoryObject):
 
     def new_object(self, path: str, overwrite: bool = False) -> MemoryObject:
         full = self._full(path)
-        if full in self._store.entries() and not overwrite:
+        if self._store.contains(full) and not overwrite:
             raise ValueError(f"'{full}' already exists in {self._store._what}; pass "
                              "overwrite=True to replace it")
         self._make_parents(full)
@@ -99,11 +145,11 @@ class KeyedMemoryObject(MemoryObject):
         return KeyedMemoryObject(self._store, full)
 
     def is_exist(self, path: str) -> bool:
-        return self._full(path) in self._store.entries()
+        return self._store.contains(self._full(path))
 
     def get_field_names(self) -> list[str]:
         start = f"{self._prefix}." if self._prefix else ""
-        return sorted(p[len(start):] for p in self._store.entries()
+        return sorted(p[len(start):] for p in self._store.paths()
                       if p.startswith(start) and "." not in p[len(start):])
 
     def get_fields(self) -> dict[str, Any]:
@@ -115,22 +161,23 @@ class KeyedMemoryObject(MemoryObject):
 
     def delete(self, path: str) -> bool:
         full = self._full(path)
-        existed = full in self._store.entries()
+        existed = self._store.contains(full)
         self._remove_tree(full)
         return existed
 
     def _full(self, path: str) -> str:
-        if not isinstance(path, str) or not path or any(not p for p in path.split(".")):
+        # non-empty parts: no leading, trailing or doubled dot
+        if not isinstance(path, str) or not path or path[0] == "." or path[-1] == "." \
+                or ".." in path:
             raise ValueError(f"memory path must be a non-empty dotted str like 'a.b', got "
                              f"{path!r}")
         return f"{self._prefix}.{path}" if self._prefix else path
 
     def _make_parents(self, full: str) -> None:
-        entries = self._store.entries()
         parts = full.split(".")
         for depth in range(1, len(parts)):
             parent = ".".join(parts[:depth])
-            payload = entries.get(parent)
+            payload = self._store.lookup(parent)
             if payload is None:
                 self._store.put(parent, _OBJECT)
             elif payload != _OBJECT:
@@ -138,6 +185,5 @@ class KeyedMemoryObject(MemoryObject):
                                 "holds a value, not an object")
 
     def _remove_tree(self, full: str) -> None:
-        below = f"{full}."
-        for path in [p for p in self._store.entries() if p == full or p.startswith(below)]:
+        for path in self._store.subtree(full):
             self._store.remove(path)

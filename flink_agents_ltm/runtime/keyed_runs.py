@@ -160,6 +160,9 @@ class EngineSettings:
     retain: bool
     incarnation: str  # of this submission: the line of runs of a key without state
     retry: RetryPolicy | None = None  # agents.error-handling: retry
+    # short-term memory has a state TTL: its entries expire one by one, an object node
+    # before its children maybe, so removing a subtree reads the whole map
+    short_term_ttl: bool = False
 
     @classmethod
     def of(cls, agent_name: str, config: AgentsConfiguration,
@@ -175,7 +178,8 @@ class EngineSettings:
                    fail_job=final == "fail",
                    retain=config.get(AgentsOptions.RETAIN_ACTION_STATE),
                    incarnation=incarnation_of(submission.name),
-                   retry=retry)
+                   retry=retry,
+                   short_term_ttl=config.get(AgentsOptions.SHORT_TERM_MEMORY_TTL_MS) is not None)
 
 
 @dataclass
@@ -220,6 +224,9 @@ class _SensoryLayer:
     def __init__(self, record: RunRecord):
         self._values = record.sensory
 
+    def get(self, path: str) -> bytes | None:
+        return self._values.get(path)
+
     def items(self) -> list[tuple[str, bytes]]:
         return list(self._values.items())
 
@@ -237,6 +244,10 @@ class _ShortTermLayer:
     def __init__(self, state: MapState[str, bytes], record: RunRecord):
         self._state = state
         self._overlay = record.short_term
+
+    def get(self, path: str) -> bytes | None:
+        overlay = self._overlay
+        return overlay[path] if path in overlay else self._state.get(path)
 
     def items(self) -> list[tuple[str, bytes]]:
         merged = dict(self._state.items())
@@ -278,6 +289,7 @@ class KeyedRunEngine:
         self._journal = journal  # the action-state store, None when off
         self._events = event_log
         self._metrics = metrics if metrics is not None else RuntimeMetricGroup()
+        self._action_metrics_of: dict[str, ActionMetrics] = {}
         self._works: dict[Any, _KeyWork] = {}
         self._current: _KeyWork | None = None
         self._finished_seen = -1  # the pool's finished-call counter at resume_ready's last look
@@ -294,12 +306,14 @@ class KeyedRunEngine:
         if work is not None:  # parked: the input waits behind the run, in order
             self._enqueue(work, value, timers)
             return []
-        busy = self._states.busy.value()
+        # A busy record is only ever written beside the input counter (_store), so a key
+        # without a counter has no work in state: one state read for most inputs.
+        seq = self._states.next_seq.value()
+        busy = None if seq is None else self._states.busy.value()
         if busy is not None:  # work restored from a checkpoint, not resumed yet
-            work = self._restore(key, busy)
+            work = self._restore(key, busy, seq)
             self._enqueue(work, value, timers)
         else:
-            seq = self._states.next_seq.value()
             if seq is None:  # a new line of runs, in this submission
                 incarnation = self._settings.incarnation
             else:  # a counter kept for good goes on in its own line (absent: legacy)
@@ -418,8 +432,9 @@ class KeyedRunEngine:
 
     # ------------------------------------------------------------------ keys with work
 
-    def _restore(self, key: Any, busy: BusyKey) -> _KeyWork:
-        next_seq = self._states.next_seq.value()
+    def _restore(self, key: Any, busy: BusyKey, next_seq: int | None = None) -> _KeyWork:
+        if next_seq is None:
+            next_seq = self._states.next_seq.value()
         if next_seq is None:  # written with the busy record (_store): never the case
             raise RuntimeError(f"the keyed state of key {key!r} has a busy record but no "
                                "input counter (agent-next-seq)")
@@ -645,16 +660,23 @@ class KeyedRunEngine:
         trace = self._events.step(work.key, run.seq, observation_id, action.name, event)
         sensory = KeyedMemoryStore(_SensoryLayer(run.record), self._check, "sensory memory")
         short_term = KeyedMemoryStore(_ShortTermLayer(self._states.short_term, run.record),
-                                      self._check, "short-term memory")
+                                      self._check, "short-term memory",
+                                      exact_tree=not self._settings.short_term_ttl)
         ctx = RunnerContextImpl(
             key=work.key, action_name=action.name, step=step, sensory=sensory,
             short_term=short_term, long_term=self._memory.get, resources=self._resources,
             mailbox_check=self._check, listened=self._listened, on_record=self._on_record,
             awaitable=action.is_async, journal=journal, trace=trace,
-            metrics=ActionMetrics(self._metrics, action.name))
+            metrics=self._action_metrics(action.name))
         return ActionExecution(action, event, ctx, step, observation_id,
                                isinstance(event, MemoryEvent), sensory, short_term,
                                journal=journal, trace=trace, started=self._clock.monotonic())
+
+    def _action_metrics(self, name: str) -> ActionMetrics:
+        metrics = self._action_metrics_of.get(name)
+        if metrics is None:
+            metrics = self._action_metrics_of[name] = ActionMetrics(self._metrics, name)
+        return metrics
 
     def _journal_tag(self, work: _KeyWork, run: _Run) -> RunTag:
         """The store's run for ``run``'s input: after a recovery the key's inputs may
@@ -672,7 +694,8 @@ class KeyedRunEngine:
         step = execution.step
         try:
             step.check_replayed_all()
-            recordable(f"the events action '{execution.action.name}' sent", step.sent)
+            if step.sent:  # they go into the run's record: one that cannot be stored fails here
+                recordable(f"the events action '{execution.action.name}' sent", step.sent)
             execution.sensory.persist()
             execution.short_term.persist()
         except Exception as error:

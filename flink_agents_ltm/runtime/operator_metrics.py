@@ -18,6 +18,7 @@ the Python worker, so a callable is registered.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from typing import Any
 
@@ -142,6 +143,9 @@ class OperatorMetrics:
         self._counters += [(a, group.add_group("op", op).counter("memoryOperations"))
                            for a, op in MEMORY_OPERATIONS]
         self._published = [0] * len(self._counters)
+        # every counter's value in one call (the loop below then only looks at changes)
+        self._counter_values = operator.attrgetter(*(a for a, _ in self._counters))
+        self._last_counters = tuple(self._published)
         if self.settable_gauges:
             self._gauges = [(a, group.distribution(name)) for a, name in GAUGES]
             for _, gauge in self._gauges:
@@ -155,11 +159,13 @@ class OperatorMetrics:
     def publish(self) -> None:
         """On the mailbox thread, at the end of a Flink callback."""
         stats, published = self._stats, self._published
-        for i, (attribute, counter) in enumerate(self._counters):
-            value = getattr(stats, attribute)
-            if value != published[i]:
-                counter.inc(value - published[i])
-                published[i] = value
+        current = self._counter_values(stats)
+        if current != self._last_counters:
+            self._last_counters = current
+            for i, value in enumerate(current):
+                if value != published[i]:
+                    self._counters[i][1].inc(value - published[i])
+                    published[i] = value
         values = self._gauge_values
         for i, (attribute, gauge) in enumerate(self._gauges):
             value = getattr(stats, attribute)

@@ -17,7 +17,8 @@ So the scope keeps a local cache over the caller's store (the *parent*):
 * a failing parent read or copy propagates: there is no fallback to sharing.
 
 The reading and writing interface of
-:class:`~flink_agents_ltm.runtime.keyed_memory.KeyedMemoryStore` (not ``persist``: it
+:class:`~flink_agents_ltm.runtime.keyed_memory.KeyedMemoryStore` (``lookup``, ``contains``,
+``paths``, ``subtree``, ``put``, ``remove``; not ``persist``: it
 never writes keyed state), so a ``KeyedMemoryObject`` works over either. Mailbox thread
 only, like the parent (whose reads run the mailbox check).
 """
@@ -44,6 +45,33 @@ class ReadThroughMemoryStore:
         """The merged view: local entries over the parent's (copied on first read)."""
         return self._view
 
+    def lookup(self, path: str) -> Any:
+        """The entry at ``path`` (``None``: absent); a parent's entry is copied here on its
+        first read."""
+        if path in self._local:
+            return self._local[path]
+        if self._cleared or path in self._hidden:
+            return None
+        value = self._parent.lookup(path)
+        if value is None:
+            return None
+        copied = copy.deepcopy(value)
+        self._local[path] = copied
+        return copied
+
+    def contains(self, path: str) -> bool:
+        return path in self._local or (
+            not self._cleared and path not in self._hidden and self._parent.contains(path))
+
+    def paths(self) -> list[str]:
+        parent = [] if self._cleared else self._parent.paths()
+        return [*self._local, *(p for p in parent
+                                if p not in self._local and p not in self._hidden)]
+
+    def subtree(self, path: str) -> list[str]:
+        below = f"{path}."
+        return [p for p in self.paths() if p == path or p.startswith(below)]
+
     def put(self, path: str, payload: Any) -> None:
         self._local[path] = payload
         self._hidden.discard(path)
@@ -58,37 +86,22 @@ class ReadThroughMemoryStore:
         self._hidden.clear()
         self._cleared = True
 
-    def _parent_entries(self) -> Mapping[str, Any]:
-        return {} if self._cleared else self._parent.entries()
-
-    def _read(self, path: str) -> Any:
-        if path in self._local:
-            return self._local[path]
-        if path in self._hidden:
-            raise KeyError(path)
-        value = self._parent_entries()[path]
-        copied = copy.deepcopy(value)
-        self._local[path] = copied
-        return copied
-
 
 class _View(Mapping):
     def __init__(self, store: ReadThroughMemoryStore):
         self._store = store
 
     def __getitem__(self, path: str) -> Any:
-        return self._store._read(path)
+        value = self._store.lookup(path)
+        if value is None:
+            raise KeyError(path)
+        return value
 
     def __contains__(self, path: object) -> bool:
-        store = self._store
-        return path in store._local or (
-            path not in store._hidden and path in store._parent_entries())
+        return isinstance(path, str) and self._store.contains(path)
 
     def __iter__(self) -> Iterator[str]:
-        store = self._store
-        yield from list(store._local)
-        yield from [p for p in store._parent_entries()
-                    if p not in store._local and p not in store._hidden]
+        yield from self._store.paths()
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return len(self._store.paths())

@@ -15,10 +15,13 @@ from flink_agents_ltm.runtime.read_through_memory import ReadThroughMemoryStore
 
 
 class DictMapState:
-    """Flink MapState's three calls the store uses, over a dict."""
+    """Flink MapState's four calls the store uses, over a dict."""
 
     def __init__(self, values=None):
         self.values = dict(values or {})
+
+    def get(self, key):
+        return self.values.get(key)
 
     def items(self):
         return list(self.values.items())

@@ -25,6 +25,7 @@ class MailboxThreadCheck:
 
     def __init__(self) -> None:
         self._owner = threading.current_thread()
+        self._ident = self._owner.ident
 
     @property
     def owner(self) -> threading.Thread:
@@ -33,12 +34,13 @@ class MailboxThreadCheck:
     def rebind(self) -> None:
         """Make the calling thread the mailbox thread."""
         self._owner = threading.current_thread()
+        self._ident = self._owner.ident
 
     def is_mailbox_thread(self) -> bool:
-        return threading.current_thread() is self._owner
+        return threading.get_ident() == self._ident
 
     def __call__(self) -> None:
-        if threading.current_thread() is self._owner:
+        if threading.get_ident() == self._ident:  # on every state access: the cheap test
             return
         raise MailboxThreadError(
             "memory-set management (get_memory_set, delete_memory_set) and resource lookup "
