@@ -10,14 +10,27 @@ keyed state belongs to the key Flink has set on the mailbox thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import cloudpickle
 
 from flink_agents_ltm.api.runner_context import MemoryObject
 
 _OBJECT = b"\x00object"  # marker of an object node; pickled values never equal it
+
+
+class MemoryStore(Protocol):
+    """What a :class:`KeyedMemoryObject` reads and writes: an action's cache over keyed
+    state, or a read-through scope over one (a chat's, a subagent's)."""
+
+    _what: str
+
+    def entries(self) -> Mapping[str, Any]: ...
+
+    def put(self, path: str, payload: bytes) -> None: ...
+
+    def remove(self, path: str) -> None: ...
 
 
 class KeyedMemoryStore:
@@ -61,7 +74,7 @@ class KeyedMemoryStore:
 
 
 class KeyedMemoryObject(MemoryObject):
-    def __init__(self, store: KeyedMemoryStore, prefix: str = ""):
+    def __init__(self, store: MemoryStore, prefix: str = ""):
         self._store = store
         self._prefix = prefix
 

@@ -28,11 +28,11 @@ import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
+from flink_agents_ltm.runtime.keyed_memory import MemoryStore
 
 
 class ReadThroughMemoryStore:
-    def __init__(self, parent: KeyedMemoryStore):
+    def __init__(self, parent: MemoryStore):
         self._parent = parent
         self._what = f"{parent._what} (chat scope)"
         self._local: dict[str, Any] = {}
