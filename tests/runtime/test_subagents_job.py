@@ -103,7 +103,7 @@ def test_the_caller_s_memory_never_held_the_subagent_s_writes(recovered_run):
                         "sub_sensory": None}
         assert (found["seen_count"], found["own_count"], found["sub_note"]) == (
             count, 1000 + count, f"researched {n}")
-    assert {k: v for k, v in by_key.items()} == {
+    assert dict(by_key) == {
         k: list(range(1, INPUTS // KEYS + 1)) for k in range(KEYS)}
 
 
