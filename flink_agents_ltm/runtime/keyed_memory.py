@@ -17,7 +17,7 @@ import cloudpickle
 
 from flink_agents_ltm.api.runner_context import MemoryObject
 
-_OBJECT = b"\x00object"  # marker of an object node; pickled values never equal it
+OBJECT_NODE = _OBJECT = b"\x00object"  # marker of an object node; pickled values never equal it
 
 
 class MemoryStore(Protocol):
@@ -25,6 +25,7 @@ class MemoryStore(Protocol):
     state, or a read-through scope over one (a chat's, a subagent's)."""
 
     _what: str
+    reads: list[tuple[str, bytes]] | None  # what the action read, when that is observed
 
     def entries(self) -> Mapping[str, Any]: ...
 
@@ -34,7 +35,14 @@ class MemoryStore(Protocol):
 
 
 class KeyedMemoryStore:
-    """The cache of one action over one ``MapState[str, bytes]``."""
+    """The cache of one action over one ``MapState[str, bytes]``.
+
+    ``writes`` / ``reads``: ``None`` unless the action's memory events are on
+    (``agents.memory-events.*``, :mod:`~flink_agents_ltm.runtime.memory_access`); then
+    the paths written or removed, and the (path, payload) of each value read, in order."""
+
+    writes: list[str] | None = None
+    reads: list[tuple[str, bytes]] | None = None
 
     def __init__(self, map_state: Any, mailbox_check: Callable[[], None], what: str):
         self._state = map_state
@@ -54,11 +62,15 @@ class KeyedMemoryStore:
         self.entries()[path] = payload
         self._written.add(path)
         self._removed.discard(path)
+        if self.writes is not None:
+            self.writes.append(path)
 
     def remove(self, path: str) -> None:
         if self.entries().pop(path, None) is not None:
             self._removed.add(path)
             self._written.discard(path)
+            if self.writes is not None:
+                self.writes.append(path)
 
     def persist(self) -> None:
         """Write this action's changes to the keyed state (mailbox thread, key in scope)."""
@@ -85,6 +97,9 @@ class KeyedMemoryObject(MemoryObject):
             return default
         if payload == _OBJECT:
             return KeyedMemoryObject(self._store, full)
+        reads = self._store.reads
+        if reads is not None:
+            reads.append((full, payload))
         return cloudpickle.loads(payload)  # a copy: mutating it changes nothing stored
 
     def set(self, path: str, value: Any) -> None:

@@ -32,6 +32,8 @@ from flink_agents_ltm.runtime.keyed_memory import MemoryStore
 
 
 class ReadThroughMemoryStore:
+    reads: list[tuple[str, bytes]] | None = None  # a scope's reads raise no memory events
+
     def __init__(self, parent: MemoryStore):
         self._parent = parent
         self._what = f"{parent._what} (chat scope)"
