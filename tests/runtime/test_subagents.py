@@ -290,3 +290,35 @@ def test_a_plain_action_cannot_run_a_subagent():
     with pytest.raises(AgentActionError, match="ctx.run_subagent returns an awaitable, but "
                                                "action 'call' is a plain function"):
         harness.process_element(("k", 1))
+
+
+class Inner(Agent):
+    @action(InputEvent)
+    async def inner(event, ctx):
+        memory = ctx.short_term_memory
+        seen = (memory.get("outer"), memory.get("middle"))
+        memory.set("inner", "inner's")
+        ctx.send_event(OutputEvent(seen))
+
+
+class Middle(Agent):
+    @action(InputEvent)
+    async def middle(event, ctx):
+        ctx.short_term_memory.set("middle", "middle's")
+        [seen] = await ctx.run_subagent(Inner(), event)
+        ctx.send_event(OutputEvent((seen, ctx.short_term_memory.get("inner"))))
+
+
+class Outer(Agent):
+    @action(InputEvent)
+    async def outer(event, ctx):
+        ctx.short_term_memory.set("outer", "outer's")
+        [found] = await ctx.run_subagent(Middle(), event)
+        ctx.send_event(OutputEvent((found, ctx.short_term_memory.get("middle"))))
+
+
+def test_a_subagent_of_a_subagent_sees_both_callers_and_neither_sees_its_writes():
+    harness = AgentHarness(Outer())
+    harness.process_element(("k", 1))
+    assert harness.outputs == [((("outer's", "middle's"), None), None)]
+    assert short_term(harness, "k") == {"outer": "outer's"}
