@@ -34,15 +34,15 @@ them. Mailbox thread only.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from flink_agents_ltm.api.agent import Action, Agent
 from flink_agents_ltm.api.events import Event, InputEvent
+from flink_agents_ltm.api.runner_context import RunnerContext
+from flink_agents_ltm.runtime.keyed_memory import MemoryStore
 from flink_agents_ltm.runtime.read_through_memory import ReadThroughMemoryStore
-
-if TYPE_CHECKING:
-    from flink_agents_ltm.runtime.runner_context_impl import RunnerContextImpl
 
 
 @dataclass
@@ -52,6 +52,21 @@ class SubagentSink:
 
     sent: list[Event] = field(default_factory=list)
     outputs: list[Any] = field(default_factory=list)
+
+
+class SubagentCaller(Protocol):
+    """What a subagent's run needs of the action that runs it (the runner context is one);
+    named here so that the two modules do not import each other."""
+
+    sensory_store: MemoryStore
+    short_term_store: MemoryStore
+
+    @property
+    def action_name(self) -> str: ...
+
+    def child_context(self, action_name: str, sensory: ReadThroughMemoryStore,
+                      short_term: ReadThroughMemoryStore, listened: Callable[[Event], bool],
+                      awaitable: bool, sink: SubagentSink) -> RunnerContext: ...
 
 
 def subagent_input(agent: Any, value: Any, caller_action: str) -> tuple[list[Action], Event]:
@@ -77,7 +92,7 @@ def subagent_input(agent: Any, value: Any, caller_action: str) -> tuple[list[Act
 
 
 class SubagentRun:
-    def __init__(self, caller: RunnerContextImpl, agent: Agent, actions: list[Action],
+    def __init__(self, caller: SubagentCaller, agent: Agent, actions: list[Action],
                  event: Event):
         self._caller = caller
         self._name = type(agent).__qualname__
