@@ -178,6 +178,24 @@ class AgentsOptions:
         "Longest payload (an event's, a durable result's, an output's) a record carries, in "
         "characters of its JSON; a longer one is cut there and the record says its full "
         "length. Secrets are masked before the cut.")
+    MEMORY_EVENTS_SHORT_TERM_WRITE: ConfigOption[bool] = ConfigOption(
+        "agents.memory-events.short-term-write", bool, False,
+        "When an action completes, send a ShortTermWriteEvent with each short-term memory "
+        "path it wrote or removed and the path's last value (JSON form), for actions to "
+        "listen to and the event log to record. Actions triggered by a memory event send "
+        "none.")
+    MEMORY_EVENTS_SHORT_TERM_READ: ConfigOption[bool] = ConfigOption(
+        "agents.memory-events.short-term-read", bool, False,
+        "When an action completes, send a ShortTermReadEvent with each short-term memory "
+        "value it read.")
+    MEMORY_EVENTS_SENSORY_WRITE: ConfigOption[bool] = ConfigOption(
+        "agents.memory-events.sensory-write", bool, False,
+        "When an action completes, send a SensoryWriteEvent with each sensory memory path it "
+        "wrote or removed and the path's last value.")
+    MEMORY_EVENTS_SENSORY_READ: ConfigOption[bool] = ConfigOption(
+        "agents.memory-events.sensory-read", bool, False,
+        "When an action completes, send a SensoryReadEvent with each sensory memory value it "
+        "read.")
     LONG_TERM_MEMORY_FACTORY: ConfigOption[str] = ConfigOption(
         "agents.long-term-memory.factory", str, "mem0",
         "Which long-term memory the job builds: 'mem0' (the default), 'in-memory' (tests and "
@@ -215,6 +233,10 @@ class AgentsOptions:
     @classmethod
     def all(cls) -> tuple[ConfigOption[Any], ...]:
         return tuple(v for v in vars(cls).values() if isinstance(v, ConfigOption))
+
+    @classmethod
+    def all_by_key(cls) -> dict[str, ConfigOption[Any]]:
+        return {option.key: option for option in cls.all()}
 
 
 _LIMITS = MemoryLimits()
@@ -442,7 +464,8 @@ _EVENT_LOG = (f"the event log is {AgentsOptions.EVENT_LOG_SINK.key} (off, loggin
               f"{AgentsOptions.EVENT_LOG_LEVEL.key}, {AgentsOptions.EVENT_LOG_LEVELS.key} and "
               f"{AgentsOptions.EVENT_LOG_MAX_PAYLOAD_CHARS.key}")
 _MEMORY_EVENTS = ("every long-term memory operation of an action becomes a memory event "
-                  "(update, read, search); short-term and sensory memory operations never do")
+                  "(update, read, search); short-term and sensory memory events are "
+                  "agents.memory-events.* (off by default)")
 
 #: Apache Flink Agents' option keys (``api/.../AgentConfigOptions.java``,
 #: ``AgentExecutionOptions.java``, ``MemoryEventOptions.java``, ``LongTermMemoryOptions.java``
@@ -498,7 +521,9 @@ UPSTREAM_KEYS: tuple[KeyAlias | ForeignKey, ...] = (
     ForeignKey("memory.generate-event", _MEMORY_EVENTS),
     *(ForeignKey(f"memory.generate-event.long-term-{op}", _MEMORY_EVENTS, accepted=("TRUE",))
       for op in ("update", "get", "search")),
-    *(ForeignKey(f"memory.generate-event.{kind}-{op}", _MEMORY_EVENTS, accepted=("FALSE",))
+    *(KeyAlias(f"memory.generate-event.{kind}-{op}",
+               AgentsOptions.all_by_key()[f"agents.memory-events.{kind}-{op}"],
+               note="off by default (upstream: writes on)")
       for kind in ("short-term", "sensory") for op in ("write", "read")),
     ForeignKey("eventLoggerType", _EVENT_LOG, warn=True),
     ForeignKey("baseLogDir", f"{_EVENT_LOG}; {AgentsOptions.EVENT_LOG_FILE.key} names the "

@@ -14,6 +14,8 @@ Threading rules (the operator's processing thread is its *mailbox thread*):
 * ``chat(messages, model=..., tools=[...])`` is awaited like a durable call;
   call it on the mailbox thread (it resolves the model there). It takes a
   prompt too (``prompt="triage", values={...}``) and an ``output_schema``.
+* ``run_subagent(agent, event)`` is awaited too: another agent's actions run inside
+  this one, on the same key, in a memory scope of their own.
 
 Sensory memory lives for one input's run; short-term memory lives for the key.
 Both hold any picklable value under dotted paths (``"profile.name"``). Writes
@@ -33,6 +35,7 @@ from flink_agents_ltm.api.metric_group import MetricGroup
 from flink_agents_ltm.api.resources import ResourceType
 
 if TYPE_CHECKING:
+    from flink_agents_ltm.api.agent import Agent
     from flink_agents_ltm.api.chat_models import ChatMessage
     from flink_agents_ltm.api.prompts import Prompt
     from flink_agents_ltm.api.tools import Tool
@@ -156,3 +159,19 @@ class RunnerContext(ABC):
         times (those model calls are not counted in ``max_turns``); then the call fails
         with ``StructuredOutputError`` (:mod:`flink_agents_ltm.api.structured_output`).
         A replay validates the recorded answers again without calling the model."""
+
+    def run_subagent(self, agent: Agent, event: Event | Any) -> Awaitable[list[Any]]:
+        """Run ``agent`` as a subagent of this action, on the same key; await the outputs
+        it sent (``OutputEvent``), in order. ``event`` is its first event (any other value
+        is given to it as an ``InputEvent``).
+
+        The subagent's actions see this action's sensory and short-term memory, pending
+        writes included, by copy; their own writes stay in the subagent's scope (one per
+        call, shared by its actions) and never reach this action's memory. Their durable
+        calls (and ``ctx.chat`` model answers and tool results) are this action's: a
+        replay after recovery answers them from the record. Their long-term memory sets
+        are bound like this action's, and their memory operations become this action's
+        memory events. The events they send go to the subagent's own actions. A subagent
+        uses the job's resources: one that declares its own is refused.
+        Call it on the mailbox thread, from an ``async def`` action."""
+        raise NotImplementedError(f"{type(self).__name__} does not run subagents")

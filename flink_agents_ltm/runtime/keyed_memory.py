@@ -11,20 +11,46 @@ keyed state belongs to the key Flink has set on the mailbox thread.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import cloudpickle
 
 from flink_agents_ltm.api.runner_context import MemoryObject
 from flink_agents_ltm.runtime.durable import dumps
 
-_OBJECT = b"\x00object"  # marker of an object node; pickled values never equal it
+OBJECT_NODE = _OBJECT = b"\x00object"  # marker of an object node; pickled values never equal it
+
+
+class MemoryStore(Protocol):
+    """What a :class:`KeyedMemoryObject` reads and writes: an action's cache over keyed
+    state, or a read-through scope over one (a chat's, a subagent's)."""
+
+    _what: str
+    reads: list[tuple[str, bytes]] | None  # what the action read, when that is observed
+
+    def lookup(self, path: str) -> Any: ...
+
+    def contains(self, path: str) -> bool: ...
+
+    def paths(self) -> list[str]: ...
+
+    def subtree(self, path: str) -> list[str]: ...
+
+    def entries(self) -> Mapping[str, Any]: ...
+
+    def put(self, path: str, payload: bytes) -> None: ...
+
+    def remove(self, path: str) -> None: ...
 
 
 class KeyedMemoryStore:
     """The cache of one action over one layer of keyed state (a ``MapState[str, bytes]``
     seen through a run's pending writes).
+
+    ``writes`` / ``reads``: ``None`` unless the action's memory events are on
+    (``agents.memory-events.*``, :mod:`~flink_agents_ltm.runtime.memory_access`); then
+    the paths written or removed, and the (path, payload) of each value read, in order.
 
     Reads are point reads (``layer.get``) until something needs the whole map (listing
     fields, removing an object's subtree): then the layer's entries are loaded once, under
@@ -32,6 +58,9 @@ class KeyedMemoryStore:
     ``a.`` only while ``a`` is an object node (what :class:`KeyedMemoryObject` keeps), so a
     value or an absent entry has no subtree and ``set`` needs no scan; ``False`` with a state
     TTL, which expires an object node and its children one by one."""
+
+    writes: list[str] | None = None
+    reads: list[tuple[str, bytes]] | None = None
 
     def __init__(self, layer: Any, mailbox_check: Callable[[], None], what: str,
                  exact_tree: bool = True):
@@ -86,12 +115,16 @@ class KeyedMemoryStore:
         self._known[path] = payload
         self._written.add(path)
         self._removed.discard(path)
+        if self.writes is not None:
+            self.writes.append(path)
 
     def remove(self, path: str) -> None:
         if self.lookup(path) is not None:
             self._known[path] = None
             self._removed.add(path)
             self._written.discard(path)
+            if self.writes is not None:
+                self.writes.append(path)
 
     def persist(self) -> None:
         """Write this action's changes to the layer (mailbox thread, key in scope)."""
@@ -107,7 +140,7 @@ class KeyedMemoryStore:
 
 
 class KeyedMemoryObject(MemoryObject):
-    def __init__(self, store: KeyedMemoryStore, prefix: str = ""):
+    def __init__(self, store: MemoryStore, prefix: str = ""):
         self._store = store
         self._prefix = prefix
 
@@ -118,6 +151,9 @@ class KeyedMemoryObject(MemoryObject):
             return default
         if payload == _OBJECT:
             return KeyedMemoryObject(self._store, full)
+        reads = self._store.reads
+        if reads is not None:
+            reads.append((full, payload))
         return cloudpickle.loads(payload)  # a copy: mutating it changes nothing stored
 
     def set(self, path: str, value: Any) -> None:

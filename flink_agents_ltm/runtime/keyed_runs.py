@@ -84,7 +84,13 @@ from typing import Any
 
 from flink_agents_ltm.api.agent import Action
 from flink_agents_ltm.api.errors import AgentActionError
-from flink_agents_ltm.api.events import Event, InputEvent, MemoryEvent, memory_event_for
+from flink_agents_ltm.api.events import (
+    Event,
+    InputEvent,
+    MemoryAccessEvent,
+    MemoryEvent,
+    memory_event_for,
+)
 from flink_agents_ltm.api.options import AgentsConfiguration, AgentsOptions
 from flink_agents_ltm.api.resources import ResourceType
 from flink_agents_ltm.api.submission import JobSubmission
@@ -106,6 +112,7 @@ from flink_agents_ltm.runtime.incarnation import LEGACY, incarnation_of
 from flink_agents_ltm.runtime.incarnation import observation_id as observation_id_of
 from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
 from flink_agents_ltm.runtime.lazy_memory import LazyActionMemory
+from flink_agents_ltm.runtime.memory_access import MemoryEventKinds, access_events, observe
 from flink_agents_ltm.runtime.metric_groups import ActionMetrics, RuntimeMetricGroup
 from flink_agents_ltm.runtime.operator_metrics import OperatorStats
 from flink_agents_ltm.runtime.protocols import (
@@ -163,6 +170,7 @@ class EngineSettings:
     # short-term memory has a state TTL: its entries expire one by one, an object node
     # before its children maybe, so removing a subtree reads the whole map
     short_term_ttl: bool = False
+    memory_events: MemoryEventKinds | None = None  # agents.memory-events.*: None, all off
 
     @classmethod
     def of(cls, agent_name: str, config: AgentsConfiguration,
@@ -178,7 +186,7 @@ class EngineSettings:
                    fail_job=final == "fail",
                    retain=config.get(AgentsOptions.RETAIN_ACTION_STATE),
                    incarnation=incarnation_of(submission.name),
-                   retry=retry,
+                   retry=retry, memory_events=MemoryEventKinds.of(config),
                    short_term_ttl=config.get(AgentsOptions.SHORT_TERM_MEMORY_TTL_MS) is not None)
 
 
@@ -662,6 +670,9 @@ class KeyedRunEngine:
         short_term = KeyedMemoryStore(_ShortTermLayer(self._states.short_term, run.record),
                                       self._check, "short-term memory",
                                       exact_tree=not self._settings.short_term_ttl)
+        suppressed = isinstance(event, MemoryEvent | MemoryAccessEvent)
+        if self._settings.memory_events is not None and not suppressed:
+            observe(self._settings.memory_events, sensory, short_term)
         ctx = RunnerContextImpl(
             key=work.key, action_name=action.name, step=step, sensory=sensory,
             short_term=short_term, long_term=self._memory.get, resources=self._resources,
@@ -669,7 +680,7 @@ class KeyedRunEngine:
             awaitable=action.is_async, journal=journal, trace=trace,
             metrics=self._action_metrics(action.name))
         return ActionExecution(action, event, ctx, step, observation_id,
-                               isinstance(event, MemoryEvent), sensory, short_term,
+                               suppressed, sensory, short_term,
                                journal=journal, trace=trace, started=self._clock.monotonic())
 
     def _action_metrics(self, name: str) -> ActionMetrics:
@@ -709,6 +720,9 @@ class KeyedRunEngine:
             self._stats.count_observations(outcome.observations)
             self._stats.memory_events_emitted += len(memory_events)
         sent = step.sent + memory_events
+        if self._settings.memory_events is not None:  # short-term and sensory memory's
+            sent[len(step.sent):len(step.sent)] = access_events(
+                work.key, execution.sensory, execution.short_term)
         trace = execution.trace
         trace.memory(outcome.observations)
         trace.sent(sent, step.outputs)

@@ -29,11 +29,13 @@ import copy
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryStore
+from flink_agents_ltm.runtime.keyed_memory import MemoryStore
 
 
 class ReadThroughMemoryStore:
-    def __init__(self, parent: KeyedMemoryStore):
+    reads: list[tuple[str, bytes]] | None = None  # a scope's reads raise no memory events
+
+    def __init__(self, parent: MemoryStore):
         self._parent = parent
         self._what = f"{parent._what} (chat scope)"
         self._local: dict[str, Any] = {}

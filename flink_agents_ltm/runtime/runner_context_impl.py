@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from flink_agents_ltm.api.agent import Agent
 from flink_agents_ltm.api.chat_models import BaseChatModelSetup, ChatMessage, MessageRole
 from flink_agents_ltm.api.events import Event, MemoryEvent, OutputEvent
 from flink_agents_ltm.api.memory.errors import MailboxThreadError
@@ -35,9 +36,11 @@ from flink_agents_ltm.runtime.durable import (
     recordable,
 )
 from flink_agents_ltm.runtime.event_log import NO_STEP, StepTrace
-from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject, KeyedMemoryStore
+from flink_agents_ltm.runtime.keyed_memory import KeyedMemoryObject, MemoryStore
 from flink_agents_ltm.runtime.metric_groups import ActionMetrics
+from flink_agents_ltm.runtime.read_through_memory import ReadThroughMemoryStore
 from flink_agents_ltm.runtime.step import Step
+from flink_agents_ltm.runtime.subagent import SubagentRun, SubagentSink, subagent_input
 
 
 class RunnerContextImpl(RunnerContext):
@@ -47,8 +50,8 @@ class RunnerContextImpl(RunnerContext):
         key: Any,
         action_name: str,
         step: Step,
-        sensory: KeyedMemoryStore,
-        short_term: KeyedMemoryStore,
+        sensory: MemoryStore,
+        short_term: MemoryStore,
         long_term: Callable[[], BaseLongTermMemory],
         resources: Callable[[str, ResourceType | None], Any],
         listened: Callable[[Event], bool],
@@ -75,6 +78,22 @@ class RunnerContextImpl(RunnerContext):
         self._journal = journal
         self._trace = trace
         self._metrics = metrics
+        self._sink: Step | SubagentSink = step  # where send_event goes
+
+    def child_context(self, action_name: str, sensory: ReadThroughMemoryStore,
+                      short_term: ReadThroughMemoryStore, listened: Callable[[Event], bool],
+                      awaitable: bool, sink: SubagentSink) -> RunnerContextImpl:
+        """The ``ctx`` of a subagent's action run inside this one (:mod:`.subagent`): this
+        step's durable calls, journal, trace, metrics and long-term memory; its own memory
+        scope, events and outputs."""
+        child = RunnerContextImpl(
+            key=self._key, action_name=action_name, step=self._step, sensory=sensory,
+            short_term=short_term, long_term=self._long_term, resources=self._resources,
+            listened=listened, mailbox_check=self._check, on_record=self._on_record,
+            awaitable=awaitable, journal=self._journal, trace=self._trace,
+            metrics=self._metrics)
+        child._sink = sink
+        return child
 
     @property
     def trace(self) -> StepTrace:
@@ -113,12 +132,12 @@ class RunnerContextImpl(RunnerContext):
         if not isinstance(event, Event):
             raise TypeError(f"send_event takes an Event, got {type(event).__name__}")
         if isinstance(event, OutputEvent):
-            self._step.outputs.append(event.output)
+            self._sink.outputs.append(event.output)
             return
         if not isinstance(event, MemoryEvent) and not self._listened(event):
             raise ValueError(f"no action listens to {type(event).__name__}: declare one with "
                              f"@action({type(event).__name__}) or do not send it")
-        self._step.sent.append(event)
+        self._sink.sent.append(event)
 
     @property
     def sensory_memory(self) -> MemoryObject:
@@ -220,6 +239,12 @@ class RunnerContextImpl(RunnerContext):
             raise ValueError(f"ctx.chat got two tools of one name: {names}")
         return ChatLoop(self, conversation, model, chat_model, chat_tools, max_turns,
                         output_schema=schema, output_retries=output_retries).run()
+
+    def run_subagent(self, agent: Agent, event: Event | Any):
+        self.check_mailbox("run_subagent")
+        self._require_async("run_subagent")
+        actions, first = subagent_input(agent, event, self._action_name)
+        return SubagentRun(self, agent, actions, first).run()
 
     def _prompt_messages(self, prompt: Prompt | str | None,
                          values: Mapping[str, Any] | None) -> list[ChatMessage]:

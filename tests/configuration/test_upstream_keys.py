@@ -74,6 +74,14 @@ ALIASES = [
     ("short-term-memory.state-ttl.ms", "60000", AgentsOptions.SHORT_TERM_MEMORY_TTL_MS, 60_000),
     ("short-term-memory.state-ttl.ms", "10 min", AgentsOptions.SHORT_TERM_MEMORY_TTL_MS,
      600_000),
+    ("memory.generate-event.short-term-write", "true",
+     AgentsOptions.MEMORY_EVENTS_SHORT_TERM_WRITE, True),
+    ("memory.generate-event.short-term-read", "TRUE",
+     AgentsOptions.MEMORY_EVENTS_SHORT_TERM_READ, True),
+    ("memory.generate-event.sensory-write", "true", AgentsOptions.MEMORY_EVENTS_SENSORY_WRITE,
+     True),
+    ("memory.generate-event.sensory-read", "false", AgentsOptions.MEMORY_EVENTS_SENSORY_READ,
+     False),
 ]
 IDS = [f"{key}={text}" for key, text, _, _ in ALIASES]
 
@@ -277,7 +285,7 @@ def test_a_later_layer_replaces_a_value_given_under_the_other_key():
     ("event-listeners", "com.example.Listener", "no event listeners"),
     ("memory.generate-event", "true", "every long-term memory operation"),
     ("memory.generate-event.long-term-search", "false", "every long-term memory operation"),
-    ("memory.generate-event.short-term-write", "true", "short-term and sensory"),
+    ("memory.generate-event", "false", "agents.memory-events"),
     ("chat.async", "false", "worker pool"),
     ("short-term-memory.state-ttl.update-type", "ON_READ_AND_WRITE", "last write"),
     ("short-term-memory.state-ttl.visibility", "RETURN_EXPIRED_IF_NOT_CLEANED_UP",
@@ -294,7 +302,6 @@ def test_a_key_that_would_change_what_the_job_does_is_refused_saying_why(key, te
 @pytest.mark.parametrize(("key", "value"), [
     ("chat.async", True), ("tool-call.async", "true"), ("rag.async", "TRUE"),
     ("agent-run.begin-event", False), ("memory.generate-event.long-term-update", "true"),
-    ("memory.generate-event.sensory-read", "false"),
     ("short-term-memory.state-ttl.update-type", "on_create_and_write"),
     ("short-term-memory.state-ttl.visibility", "NEVER_RETURN_EXPIRED"),
     ("prettyPrint", "false"),
