@@ -60,8 +60,7 @@ class JavaActionState:
     def writers(self, token: str, *, last: bool) -> tuple[Callable[[], None],
                                                           Callable[[Any], None]]:
         with self._calls_lock:
-            found = self._calls.pop(token) if last else self._calls[token]
-        return found
+            return self._calls.pop(token) if last else self._calls[token]
 
 
 def _configuration(options: Mapping[str, Any] | None) -> AgentsConfiguration:
