@@ -104,7 +104,10 @@ public final class AgentsExecutionEnvironment {
                         + "Python (the store is Python's): " + e.getMessage(), e);
             }
         }
-        return new AgentSettings(embedded, memoryJobId, memoryConfig, workers,
+        // The store's keys go to the store only: the memory refuses keys that are not its own.
+        Map<String, Object> memory = new HashMap<>(memoryConfig);
+        memory.keySet().removeIf(key -> key.startsWith(ACTION_STATE_PREFIX));
+        return new AgentSettings(embedded, memoryJobId, memory, workers,
                 AgentSettings.DEFAULT_POLL_MILLIS, submission(), options);
     }
 
