@@ -40,6 +40,8 @@ class ActionStateStoreTest {
     /** Charges per order (the side effect), and reconciler calls per order, in this JVM. */
     static final Map<String, Integer> CHARGES = new ConcurrentHashMap<>();
     static final Map<String, Integer> RECONCILED = new ConcurrentHashMap<>();
+    /** Synchronous calls per order (written ahead on the mailbox thread). */
+    static final Map<String, Integer> STAMPS = new ConcurrentHashMap<>();
     /** How the gated charge ends once the failure was injected: returns, or dies mid-call. */
     static volatile boolean dieMidCall;
 
@@ -66,7 +68,11 @@ class ActionStateStoreTest {
         public void charge(Event event, RunnerContext ctx) throws Exception {
             @SuppressWarnings("unchecked")
             String order = ((Tuple2<String, String>) ((InputEvent) event).getInput()).f1;
-            String receipt = ctx.durableExecuteAsync(DurableCallable.of("charge", () -> {
+            String stamp = ctx.durableExecute(DurableCallable.of("stamp", () -> {
+                STAMPS.merge(order, 1, Integer::sum);
+                return "#";
+            }));
+            String receipt = stamp + ctx.durableExecuteAsync(DurableCallable.of("charge", () -> {
                 int charged = CHARGES.merge(order, 1, Integer::sum);
                 if (order.equals(GATED) && charged == 1) {
                     FailAfterCheckpoint.waiting();
@@ -88,6 +94,7 @@ class ActionStateStoreTest {
     private static List<String> run(String name, Map<String, String> options) throws Exception {
         CHARGES.clear();
         RECONCILED.clear();
+        STAMPS.clear();
         List<Tuple2<String, String>> inputs = new ArrayList<>();
         for (int n = 0; n < 2; n++) {
             for (String key : List.of("ann", "ben")) {
@@ -102,11 +109,15 @@ class ActionStateStoreTest {
         lines.sort(null);
         List<String> expected = new ArrayList<>();
         for (Tuple2<String, String> input : inputs) {
-            expected.add(input.f1 + "|" + (input.f1.equals(GATED) && dieMidCall
+            expected.add(input.f1 + "|#" + (input.f1.equals(GATED) && dieMidCall
                     ? "reconciled " : "receipt of ") + input.f1);
         }
         expected.sort(null);
         assertEquals(expected, lines, "every order answered once");
+        for (Tuple2<String, String> input : inputs) {
+            assertEquals(1, STAMPS.get(input.f1), "the synchronous call of " + input.f1
+                    + " ran once (the restored checkpoint holds it)");
+        }
         if (!options.isEmpty()) {
             Path base = Path.of((String) ran.memoryConfig().get(
                     "long-term-memory.embedded.base-dir"));
