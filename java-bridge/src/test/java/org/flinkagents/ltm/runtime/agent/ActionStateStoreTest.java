@@ -114,9 +114,11 @@ class ActionStateStoreTest {
         }
         expected.sort(null);
         assertEquals(expected, lines, "every order answered once");
-        for (Tuple2<String, String> input : inputs) {
-            assertEquals(1, STAMPS.get(input.f1), "the synchronous call of " + input.f1
-                    + " ran once (the restored checkpoint holds it)");
+        if (!options.isEmpty()) { // off, a stamp made after the checkpoint is made again
+            for (Tuple2<String, String> input : inputs) {
+                assertEquals(1, STAMPS.get(input.f1), "the synchronous call of " + input.f1
+                        + " ran once (the checkpoint or the store holds it)");
+            }
         }
         if (!options.isEmpty()) {
             Path base = Path.of((String) ran.memoryConfig().get(
