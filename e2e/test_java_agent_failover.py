@@ -3,7 +3,10 @@ long-term memory in pgvector and in the embedded store: 1024 inputs over 64 keys
 CountingAgentJob (java-bridge), one TaskManager running the agent killed with SIGKILL mid-run;
 the job recovers on the other. Every input then has exactly one output, each key's
 short-term counter counted each of its inputs once, the store holds exactly one row per input
-with its own text, and no action read another key's memory. Reuses the Python failover e2e's
+with its own text, and no action read another key's memory. Every input is also charged once
+(a side effect logged outside Flink, in a durable call with a reconciler): with the PostgreSQL
+action-state store on (the third variant), no charge happens twice; without it, the charges
+that completed after the restored checkpoint happen again. Reuses the Python failover e2e's
 cluster fixtures, kill helpers and row checks (e2e/test_runtime_on_a_cluster.py)."""
 
 import shutil
@@ -40,8 +43,9 @@ OPERATOR = "Agent: "  # the Java agent's operator: "Agent: <its class's name>", 
 pytestmark = pytest.mark.cluster
 
 
-def java_job_args(scratch, store, job_id, rate):
+def java_job_args(scratch, store, job_id, rate, action_state="none"):
     args = ["-c", JOB_CLASS, str(java_job_jar()),
+            "--charges-log", str(scratch / "charges.log"), "--action-state-store", action_state,
             "--python", sys.executable, "--pythonpath", f"{SITE_PACKAGES}:{ROOT}",
             "--events", str(EVENTS), "--keys", str(KEYS), "--rate", str(rate),
             "--calls-log", str(scratch / "calls.log"),
@@ -59,6 +63,8 @@ class JavaFailover:
     calls_at_kill: int  # durable calls started when the TaskManager was killed
     results_at_kill: int  # results the client had printed then
     seconds: float  # from submission to the client's exit
+    charges: list  # every charge of the charges log: (key, n, pid, epoch s)
+    action_state: str  # the job's action-state store: "none" or "postgres"
 
 
 def starts_of(log):
@@ -82,17 +88,18 @@ def wait_for_calls(log, count, client, timeout):
         time.sleep(0.1)
 
 
-@pytest.fixture(scope="module", params=["pgvector", "embedded"])
+@pytest.fixture(scope="module", params=["pgvector", "embedded", "pgvector-action-state"])
 def java_failover(cluster, request):
-    store_kind = request.param
-    job_id = f"java-failover-{store_kind}"
+    store_kind, _, with_store = request.param.partition("-")
+    action_state = "postgres" if with_store else "none"
+    job_id = f"java-failover-{request.param}"
     store = store_of(cluster, job_id.replace("-", "_")) if store_kind == "pgvector" else None
     scratch = scratch_dir("test-e2e-java-failover-")
     # a module fixture, set up before the test's own cancelling: it cancels its job itself
     with ExitStack() as cleanup:
         cleanup.callback(shutil.rmtree, scratch, ignore_errors=True)  # after the job stopped
         cleanup.enter_context(cluster.cancelling_new_jobs())  # cancels the job, pass or fail
-        args = java_job_args(scratch, store, job_id, RATE)
+        args = java_job_args(scratch, store, job_id, RATE, action_state)
         started = time.monotonic()
         client = cluster.popen(cluster.command(*args), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
@@ -114,6 +121,7 @@ def java_failover(cluster, request):
             rows = (rows_in_postgres(store) if store is not None
                     else rows_in_embedded_store(scratch, job_id))
             starts = starts_of(scratch / "calls.log")
+            charges = starts_of(scratch / "charges.log")
         finally:
             if client.poll() is None:
                 client.send_signal(signal.SIGTERM)
@@ -123,7 +131,7 @@ def java_failover(cluster, request):
                            str(victim["id"]), timeout=240)
     assert client.returncode == 0, cluster.summary(out, err, client.returncode)
     return JavaFailover(results_of(out), rows, starts, victim["pid"], killed_at,
-                        calls_at_kill, results_at_kill, seconds)
+                        calls_at_kill, results_at_kill, seconds, charges, action_state)
 
 
 def test_the_kill_landed_mid_run_and_the_survivor_ran_the_rest(java_failover):
@@ -170,3 +178,17 @@ def test_no_java_action_read_another_keys_memory(java_failover):
                if r["foreign"]]
     assert not foreign, (f"{len(foreign)} input(s) read another key's memory (n, key, "
                          f"texts): {foreign[:12]}")
+
+
+def test_every_input_is_charged_and_with_the_action_state_store_on_none_twice(java_failover):
+    f = java_failover
+    charges = Counter(n for _, n, _, _ in f.charges)
+    never = sorted(set(range(EVENTS)) - set(charges))
+    assert not never, f"{len(never)} input(s) never charged: {never[:20]}"
+    twice = sorted(n for n, times in charges.items() if times > 1)
+    if f.action_state == "none":
+        print(f"\nwithout the action-state store, {len(twice)} of {EVENTS} charges happened "
+              f"twice: {twice[:20]}")
+        return
+    assert not twice, (f"{len(twice)} charge(s) happened twice with the action-state store "
+                       f"on: {twice[:20]}")

@@ -9,4 +9,13 @@ import java.io.Serializable;
  */
 public abstract class Agent implements Serializable {
     private static final long serialVersionUID = 1L;
+
+    /**
+     * The agent's {@link Reconciler} for its durable call {@code callId}, used when the call
+     * brings none ({@link DurableCallable#getReconciler()}); {@code null} (the default): such a
+     * call, cut off by a failure, runs again. Override it to reconcile by call id in one place.
+     */
+    public Reconciler<?> reconcilerOf(String callId) {
+        return null;
+    }
 }

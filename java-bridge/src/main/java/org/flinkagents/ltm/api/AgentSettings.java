@@ -22,6 +22,8 @@ public final class AgentSettings implements Serializable {
     private final int workers;
     private final long pollMillis;
     private final JobSubmission submission;
+    /** The agent options ({@code agents.action-state.*}) beside the memory's; may be empty. */
+    private final HashMap<String, String> agentOptions;
 
     /** Settings of a submission of their own ({@link JobSubmission#fresh()}). */
     public AgentSettings(PythonSettings python, String memoryJobId,
@@ -32,6 +34,19 @@ public final class AgentSettings implements Serializable {
     public AgentSettings(PythonSettings python, String memoryJobId,
             Map<String, Object> memoryConfig, int workers, long pollMillis,
             JobSubmission submission) {
+        this(python, memoryJobId, memoryConfig, workers, pollMillis, submission, Map.of());
+    }
+
+    /**
+     * {@code agentOptions}: the Python agent options the Java runtime reads, as text (today
+     * {@code agents.action-state.*} and {@code agents.job-id}: the action-state store). With the
+     * store on, {@code python} is the embedded Python of the store even without long-term
+     * memory ({@code memoryJobId} null).
+     */
+    public AgentSettings(PythonSettings python, String memoryJobId,
+            Map<String, Object> memoryConfig, int workers, long pollMillis,
+            JobSubmission submission, Map<String, String> agentOptions) {
+        this.agentOptions = new HashMap<>(Objects.requireNonNull(agentOptions, "agentOptions"));
         this.submission = Objects.requireNonNull(submission, "submission");
         this.python = python;
         this.memoryJobId = memoryJobId;
@@ -41,10 +56,18 @@ public final class AgentSettings implements Serializable {
     }
 
     public boolean hasLongTermMemory() {
-        return python != null;
+        return python != null && memoryJobId != null;
     }
 
-    /** The embedded Python of the long-term memory, or {@code null} without one. */
+    /** The agent options ({@code agents.action-state.*}, {@code agents.job-id}), a copy. */
+    public Map<String, String> agentOptions() {
+        return new HashMap<>(agentOptions);
+    }
+
+    /**
+     * The embedded Python of the long-term memory and the action-state store, or {@code null}
+     * without either.
+     */
     public PythonSettings python() {
         return python;
     }

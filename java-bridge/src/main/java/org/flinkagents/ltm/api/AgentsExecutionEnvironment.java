@@ -94,7 +94,54 @@ public final class AgentsExecutionEnvironment {
     }
 
     AgentSettings settings() {
-        return new AgentSettings(python, memoryJobId, memoryConfig, workers,
-                AgentSettings.DEFAULT_POLL_MILLIS, submission());
+        Map<String, String> options = agentOptions();
+        PythonSettings embedded = python;
+        if (embedded == null && actionStateStoreOn(options)) {
+            try {
+                embedded = PythonSettings.fromEnvironment();
+            } catch (RuntimeException e) {
+                throw new IllegalStateException(ACTION_STATE_PREFIX + "store needs the embedded "
+                        + "Python (the store is Python's): " + e.getMessage(), e);
+            }
+        }
+        // The store's keys go to the store only: the memory refuses keys that are not its own.
+        Map<String, Object> memory = new HashMap<>(memoryConfig);
+        memory.keySet().removeIf(key -> key.startsWith(ACTION_STATE_PREFIX));
+        return new AgentSettings(embedded, memoryJobId, memory, workers,
+                AgentSettings.DEFAULT_POLL_MILLIS, submission(), options);
+    }
+
+    /** Options of the action-state store, the keys the Python runtime reads too. */
+    static final String ACTION_STATE_PREFIX = "agents.action-state.";
+    static final String JOB_ID = "agents.job-id";
+
+    /**
+     * The agent options the Java runtime takes, as the Python runtime reads them: the {@code
+     * agents.action-state.*} keys of the job's Flink configuration ({@code config.yaml}, {@code
+     * -D}, the job's {@code Configuration}), over which those given in {@link
+     * #withLongTermMemory}'s config win; and {@code agents.job-id}, the long-term memory's job id
+     * when there is one (the rows of the store are the job's), else the configuration's.
+     */
+    Map<String, String> agentOptions() {
+        Map<String, String> options = new HashMap<>();
+        env.getConfiguration().toMap().forEach((key, value) -> {
+            if (key.startsWith(ACTION_STATE_PREFIX) || key.equals(JOB_ID)) {
+                options.put(key, value);
+            }
+        });
+        memoryConfig.forEach((key, value) -> {
+            if (key.startsWith(ACTION_STATE_PREFIX) && value != null) {
+                options.put(key, String.valueOf(value));
+            }
+        });
+        if (memoryJobId != null) {
+            options.put(JOB_ID, memoryJobId);
+        }
+        return options;
+    }
+
+    static boolean actionStateStoreOn(Map<String, String> options) {
+        String store = options.get(ACTION_STATE_PREFIX + "store");
+        return store != null && !store.isBlank() && !store.trim().equals("none");
     }
 }

@@ -27,6 +27,7 @@ import org.flinkagents.ltm.api.AgentsExecutionEnvironment;
 import org.flinkagents.ltm.api.DurableCallable;
 import org.flinkagents.ltm.api.InputEvent;
 import org.flinkagents.ltm.api.OutputEvent;
+import org.flinkagents.ltm.api.Reconciler;
 import org.flinkagents.ltm.api.RunnerContext;
 import org.flinkagents.ltm.api.memory.MemorySet;
 import org.flinkagents.ltm.api.memory.MemorySetItem;
@@ -39,7 +40,11 @@ import org.flinkagents.ltm.api.memory.MemorySetItem;
  * (any item not of its key is a cross-key read, reported) and adds {@code "<key> event <n>"}.
  * With {@code --sleep-ms} the durable call also sleeps that long (the bench's slow call); with
  * {@code --calls-log FILE} each call appends a line as it starts (the e2e counts the calls run
- * again after a TaskManager kill). Checkpoints every {@code --checkpoint-ms} (1000); a failure
+ * again after a TaskManager kill). With {@code --charges-log FILE} each input is first charged
+ * once, in a durable call of its own with a {@link Reconciler} (one {@code "<key> <n> <pid> <epoch
+ * ms>"} line per charge: the side effect the e2e counts); {@code --action-state-store NAME} sets
+ * {@code agents.action-state.store} in the job's Flink configuration, as a user's {@code -D}
+ * would. Checkpoints every {@code --checkpoint-ms} (1000); a failure
  * restarts the job up to 15 times, 2 s apart.
  * Prints one {@code RESULT {"n","key","count","id","start","end","foreign"}} line per output as the results
  * arrive (exactly once per input: checkpoints every second), then {@code DONE}. Takes
@@ -60,6 +65,8 @@ public final class CountingAgentJob {
         long checkpointMs = 1000;
         boolean readMemory = true;
         String callsLog = null;
+        String chargesLog = null;
+        String actionStateStore = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--events": events = Integer.parseInt(args[++i]); break;
@@ -69,6 +76,8 @@ public final class CountingAgentJob {
                 case "--checkpoint-ms": checkpointMs = Long.parseLong(args[++i]); break;
                 case "--no-memory": readMemory = false; break;
                 case "--calls-log": callsLog = args[++i]; break;
+                case "--charges-log": chargesLog = args[++i]; break;
+                case "--action-state-store": actionStateStore = args[++i]; break;
                 default: rest.add(args[i]);
             }
         }
@@ -80,6 +89,9 @@ public final class CountingAgentJob {
         // a moment later), from the last checkpoint.
         config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 15);
         config.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(2));
+        if (actionStateStore != null) {
+            config.setString("agents.action-state.store", actionStateStore);
+        }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(config);
         if (checkpointMs > 0) {
             env.enableCheckpointing(checkpointMs);
@@ -100,7 +112,7 @@ public final class CountingAgentJob {
                         arguments.memoryConfig())
                 .withWorkers(Integer.parseInt(arguments.getOrDefault("workers", "4")))
                 .fromDataStream(inputs, new ByKey())
-                .apply(new CountingAgent(sleepMs, readMemory, callsLog))
+                .apply(new CountingAgent(sleepMs, readMemory, callsLog, chargesLog))
                 .toDataStream(Types.STRING)
                 .executeAndCollect("java-counting-agent")) {
             while (lines.hasNext()) {
@@ -148,11 +160,18 @@ public final class CountingAgentJob {
         private final long sleepMs;
         private final boolean useMemory;
         private final String callsLog;
+        private final String chargesLog;
 
-        public CountingAgent(long sleepMs, boolean useMemory, String callsLog) {
+        public CountingAgent(long sleepMs, boolean useMemory, String callsLog,
+                String chargesLog) {
             this.sleepMs = sleepMs;
             this.useMemory = useMemory;
             this.callsLog = callsLog;
+            this.chargesLog = chargesLog;
+        }
+
+        public CountingAgent(long sleepMs, boolean useMemory, String callsLog) {
+            this(sleepMs, useMemory, callsLog, null);
         }
 
         public CountingAgent() {
@@ -168,6 +187,13 @@ public final class CountingAgentJob {
             Integer before = (Integer) ctx.getShortTermMemory().get("count");
             int count = before == null ? 1 : before + 1;
             ctx.getShortTermMemory().set("count", count);
+            String charges = chargesLog;
+            if (charges != null) { // the side effect that must happen once per input
+                ctx.durableExecuteAsync(DurableCallable.of("charge", () -> {
+                    logStart(charges, key, n);
+                    return n;
+                }, () -> charged(charges, key, n) ? n : Reconciler.callAgain()));
+            }
             MemorySet set = useMemory ? ctx.getLongTermMemory().getMemorySet(MEMORY_SET) : null;
             long sleep = sleepMs;
             String log = callsLog;
@@ -200,6 +226,18 @@ public final class CountingAgentJob {
                     + System.currentTimeMillis() + "\n";
             Files.write(Paths.get(log), line.getBytes(StandardCharsets.UTF_8),
                     StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+        }
+
+        /** The charge's reconciler: did the charge of (key, n) happen before a failure? */
+        static boolean charged(String log, String key, long n) throws IOException {
+            java.nio.file.Path path = Paths.get(log);
+            if (!Files.exists(path)) {
+                return false;
+            }
+            String prefix = key + " " + n + " ";
+            try (java.util.stream.Stream<String> lines = Files.lines(path)) {
+                return lines.anyMatch(line -> line.startsWith(prefix));
+            }
         }
 
         /**

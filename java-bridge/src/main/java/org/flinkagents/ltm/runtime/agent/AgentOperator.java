@@ -3,6 +3,8 @@ package org.flinkagents.ltm.runtime.agent;
 import org.flinkagents.ltm.api.AgentSettings;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -29,6 +31,9 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.common.typeutils.base.LongSerializer;
 import org.apache.flink.api.common.typeutils.base.StringSerializer;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.runtime.state.VoidNamespace;
 import org.apache.flink.runtime.state.VoidNamespaceSerializer;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -43,9 +48,11 @@ import org.apache.flink.util.InstantiationUtil;
 import org.flinkagents.ltm.api.Event;
 import org.flinkagents.ltm.api.InputEvent;
 import org.flinkagents.ltm.api.OutputEvent;
+import org.flinkagents.ltm.api.Reconciler;
 import org.flinkagents.ltm.api.memory.BaseLongTermMemory;
 import org.flinkagents.ltm.runtime.memory.ConfigSecrets;
 import org.flinkagents.ltm.runtime.memory.MailboxThreadChecker;
+import org.flinkagents.ltm.runtime.memory.PythonActionState;
 import org.flinkagents.ltm.runtime.memory.PythonLongTermMemory;
 import org.flinkagents.ltm.runtime.memory.PythonRuntime;
 import org.slf4j.Logger;
@@ -127,6 +134,10 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
     private transient PythonRuntime python;
     private transient PythonLongTermMemory ltm;
     private transient Map<Object, KeyWork<IN>> works;
+    /** The action-state store ({@code agents.action-state.store}), or null when it is off. */
+    private transient PythonActionState actionState;
+    /** The checkpoint this subtask was restored from, or -1. */
+    private transient long restoredCheckpoint = -1;
 
     public AgentOperator(AgentPlan plan, AgentSettings settings, TypeSerializer<IN> inputs) {
         this.plan = plan;
@@ -163,12 +174,22 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         final ArrayDeque<Object[]> steps = new ArrayDeque<>(); // {Event, action name}
         int stepIndex;
         StepContext.InFlight parked;
+        /** The action-state store's run for this input (found on first use), or null. */
+        PythonActionState.RunTag journalTag;
+        /** A step of this run wrote or read a row of the store since its last step ended. */
+        boolean journalUsed;
 
         Run(long seq, IN input, RunRecord record) {
             this.seq = seq;
             this.input = input;
             this.record = record;
         }
+    }
+
+    @Override
+    public void initializeState(StateInitializationContext context) throws Exception {
+        super.initializeState(context);
+        restoredCheckpoint = context.getRestoredCheckpointId().orElse(-1L);
     }
 
     @Override
@@ -188,7 +209,8 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         timers = getInternalTimerService("agent-polls", VoidNamespaceSerializer.INSTANCE, this);
         works = new HashMap<>();
         ThreadFactory threads;
-        if (settings.hasLongTermMemory()) {
+        boolean store = PythonActionState.wanted(settings.agentOptions());
+        if (settings.hasLongTermMemory() || (store && settings.python() != null)) {
             python = PythonRuntime.get(settings.python());
             threads = python.threadFactory("agent-worker-" + subtask());
         } else {
@@ -200,9 +222,58 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
             };
         }
         pool = Executors.newFixedThreadPool(settings.workers(), threads);
+        if (store) {
+            openActionState();
+        }
         LOG.info("agent {} opened on subtask {}: incarnation {}{}", plan.agentName(), subtask(),
                 incarnation, settings.submission().restorePath() == null ? ""
                         : " (restored from a savepoint)");
+    }
+
+    /**
+     * Opens the action-state store on the mailbox thread: Python's journal, with the agent
+     * options and the long-term memory's (the SQLite file lies in its home, the PostgreSQL
+     * store uses its pgvector server). Logs the store's name, never an option's value.
+     */
+    private void openActionState() {
+        if (python == null) {
+            throw new IllegalStateException("agents.action-state.store is set, but the agent has "
+                    + "no embedded Python (the store is Python's): build the job with "
+                    + "AgentsExecutionEnvironment, or give AgentSettings the PythonSettings");
+        }
+        Map<String, Object> options = new HashMap<>(settings.memoryConfig());
+        options.putAll(settings.agentOptions());
+        int attempt = getRuntimeContext().getTaskInfo().getAttemptNumber();
+        actionState = PythonActionState.open(python, options, subtask(), attempt == 0,
+                incarnation);
+        if (actionState != null && restoredCheckpoint >= 0) {
+            actionState.restored(restoredCheckpoint);
+        }
+        LOG.info("agent {} on subtask {}: action-state store '{}' (attempt {}{})",
+                plan.agentName(), subtask(), settings.agentOptions().get(PythonActionState.STORE),
+                attempt, restoredCheckpoint >= 0 ? ", restored from checkpoint "
+                        + restoredCheckpoint : "");
+    }
+
+    @Override
+    public void snapshotState(StateSnapshotContext context) throws Exception {
+        super.snapshotState(context);
+        if (actionState != null) { // the steps this snapshot covers are marked for its completion
+            actionState.checkpointStarted(context.getCheckpointId());
+        }
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) throws Exception {
+        super.notifyCheckpointComplete(checkpointId);
+        if (actionState != null) { // prunes the rows the checkpoint covers
+            actionState.checkpointCompleted(checkpointId);
+        }
+    }
+
+    /** The agent's reconciler of durable call {@code callId} ({@code Agent.reconcilerOf}). */
+    Reconciler<?> agentReconciler(String callId) {
+        return plan.agent().reconcilerOf(callId);
     }
 
     ClassLoader userClassLoader() {
@@ -300,6 +371,9 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
             if (pool != null) {
                 pool.shutdownNow();
                 pool.awaitTermination(30, TimeUnit.SECONDS);
+            }
+            if (actionState != null) { // after the pool: its calls wrote their results
+                actionState.close();
             }
             if (ltm != null) {
                 ltm.close();
@@ -405,10 +479,23 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
     /** Runs one attempt of a step; false if it parked on a durable call. */
     private boolean execute(KeyWork<IN> work, Event event, String action) throws Exception {
         Run<IN> run = work.run;
-        String observationId = Incarnation.observationId(work.key, work.incarnation, run.seq,
-                run.stepIndex);
+        StepContext.RunJournal journal = null;
+        String observationId;
+        if (actionState != null) {
+            // The store's run names the input, not only its place: the step's observation id
+            // (and its long-term-memory item ids) derive from it, as in Python.
+            if (run.journalTag == null) {
+                run.journalTag = actionState.runOf(String.valueOf(work.key), work.incarnation,
+                        run.seq, fingerprint(run.input));
+            }
+            journal = new StepContext.RunJournal(actionState, run.journalTag, run);
+            observationId = run.journalTag.run() + "#" + run.stepIndex;
+        } else {
+            observationId = Incarnation.observationId(work.key, work.incarnation, run.seq,
+                    run.stepIndex);
+        }
         StepContext ctx = new StepContext(this, work.key, run.record, action, observationId,
-                where(work.key, run, observationId));
+                where(work.key, run, observationId), journal);
         try {
             plan.method(action).invoke(plan.agent(), event, ctx);
         } catch (InvocationTargetException e) {
@@ -440,6 +527,10 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
                     + "must make the same durable calls in the same order after a restore");
         }
         endObservation(ctx, run);
+        if (run.journalUsed) { // its rows go once a checkpoint that covers the step completed
+            run.journalUsed = false;
+            actionState.stepDone(observationId);
+        }
         RunRecord r = run.record;
         ArrayList<Event> sent = new ArrayList<>(ctx.sent);
         r.steps.add(sent);
@@ -582,6 +673,26 @@ public class AgentOperator<K, IN, OUT> extends AbstractStreamOperator<OUT>
         busy.update(run.seq);
         record.update(serialize(run.record, "the run record of key '" + work.key + "' (the events "
                 + "its steps sent, its outputs and memory writes)"));
+    }
+
+    /**
+     * What identifies an input across a recovery: a digest of its serialized value (the Java
+     * twin of Python's {@code input_fingerprint}: 32 hex digits of SHA-256).
+     */
+    private String fingerprint(IN input) throws IOException {
+        DataOutputSerializer out = new DataOutputSerializer(64);
+        inputSerializer.serialize(input, out);
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            digest.update(out.getSharedBuffer(), 0, out.length());
+            StringBuilder hex = new StringBuilder();
+            for (byte b : digest.digest()) {
+                hex.append(String.format("%02x", b));
+            }
+            return hex.substring(0, 32);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static byte[] serialize(Object value, String what) {

@@ -16,9 +16,13 @@ import org.apache.flink.util.InstantiationUtil;
 import org.flinkagents.ltm.api.DurableCallable;
 import org.flinkagents.ltm.api.Event;
 import org.flinkagents.ltm.api.MemoryObject;
+import org.flinkagents.ltm.api.Reconciler;
 import org.flinkagents.ltm.api.RunnerContext;
 import org.flinkagents.ltm.api.memory.BaseLongTermMemory;
+import org.flinkagents.ltm.runtime.memory.PythonActionState;
 import org.flinkagents.ltm.runtime.memory.WritePosition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The context of one attempt of one step (one action on one event). Everything the attempt
@@ -26,6 +30,7 @@ import org.flinkagents.ltm.runtime.memory.WritePosition;
  * step runs again from its start once the awaited call is recorded.
  */
 final class StepContext implements RunnerContext {
+    private static final Logger LOG = LoggerFactory.getLogger(StepContext.class);
     private final AgentOperator<?, ?, ?> operator;
     private final Object key;
     private final RunRecord record;
@@ -44,8 +49,17 @@ final class StepContext implements RunnerContext {
     /** The id of the synchronous durable call running now, or {@code null}. */
     private String runningCall;
 
+    /** The run's journal of the action-state store, or null when the store is off. */
+    private final RunJournal journal;
+
     StepContext(AgentOperator<?, ?, ?> operator, Object key, RunRecord record, String action,
             String observationId, String where) {
+        this(operator, key, record, action, observationId, where, null);
+    }
+
+    StepContext(AgentOperator<?, ?, ?> operator, Object key, RunRecord record, String action,
+            String observationId, String where, RunJournal journal) {
+        this.journal = journal;
         this.operator = operator;
         this.key = key;
         this.record = record;
@@ -199,10 +213,15 @@ final class StepContext implements RunnerContext {
         checkActive("durableExecute");
         RunRecord.RecordedCall recorded = replayed(callable);
         if (recorded == null) {
+            recorded = writtenAhead(callable);
+            if (recorded != null) {
+                return answer(recorded);
+            }
+            WriteAhead ahead = writeAhead(callable);
             int index = nextCall++;
             runningCall = callable.getId();
             try {
-                recorded = run(callable, index, qualified(), where);
+                recorded = run(callable, index, qualified(), where, ahead);
             } finally {
                 runningCall = null;
             }
@@ -218,13 +237,17 @@ final class StepContext implements RunnerContext {
     public <T> T durableExecuteAsync(DurableCallable<T> callable) throws Exception {
         checkActive("durableExecuteAsync");
         RunRecord.RecordedCall recorded = replayed(callable);
+        if (recorded == null) {
+            recorded = writtenAhead(callable);
+        }
         if (recorded != null) {
             return answer(recorded);
         }
+        WriteAhead ahead = writeAhead(callable);
         int index = nextCall;
         String action = qualified();
         parked = new InFlight(index, callable.getId(), usedLongTermMemory ? observationId : null,
-                () -> run(callable, index, action, where));
+                () -> run(callable, index, action, where, ahead));
         throw ParkSignal.INSTANCE; // the operator ends the attempt, then starts the call
     }
 
@@ -233,24 +256,178 @@ final class StepContext implements RunnerContext {
      * stored items is filled in on the mailbox thread ({@link AgentOperator#recorded}).
      */
     static RunRecord.RecordedCall run(DurableCallable<?> callable, int index, String action,
-            String where) {
+            String where, WriteAhead ahead) {
         Object value;
         boolean failed = false;
         try {
-            value = WritePosition.at(WritePosition.call(index), callable::call);
+            value = WritePosition.at(WritePosition.call(index),
+                    ahead == null ? callable::call : () -> ahead.call(callable));
         } catch (Exception e) {
             value = e;
             failed = true;
         }
         try {
-            return new RunRecord.RecordedCall(callable.getId(),
-                    InstantiationUtil.serializeObject(value), failed, null);
+            byte[] bytes = InstantiationUtil.serializeObject(value);
+            if (ahead != null) {
+                // A failed call keeps its started marker only: it may have had its effect
+                // before it threw, so a replay asks its reconciler (as in Python).
+                if (failed) {
+                    ahead.abandoned();
+                } else {
+                    ahead.completed(bytes);
+                }
+            }
+            return new RunRecord.RecordedCall(callable.getId(), bytes, failed, null);
         } catch (IOException e) {
+            if (ahead != null) {
+                ahead.abandoned();
+            }
             String type = value == null ? "null" : value.getClass().getName();
             throw new AgentActionException("durable call '" + callable.getId() + "' (#" + index
                     + ") of action '" + action + "' (" + where + ") " + (failed ? "threw" : "returned")
                     + " a " + type + ", which does not serialize (" + e + "): its result is kept "
                     + "in keyed state, return a Serializable value", e);
+        }
+    }
+
+    /**
+     * The action-state store of a run: its journal, its run tag (found on first use) and
+     * whether a step of it wrote or read a row ({@code used}: its rows are marked done when
+     * the step ends, and the key keeps its input counter).
+     */
+    static final class RunJournal {
+        final PythonActionState store;
+        final PythonActionState.RunTag tag;
+        final AgentOperator.Run<?> run;
+
+        RunJournal(PythonActionState store, PythonActionState.RunTag tag,
+                AgentOperator.Run<?> run) {
+            this.store = store;
+            this.tag = tag;
+            this.run = run;
+        }
+
+        void used() {
+            run.journalUsed = true;
+            run.record.keepsCounter = true; // its observation ids are never reused
+        }
+    }
+
+    /**
+     * Store on, a call Flink's state does not hold: its result as the store holds it (written
+     * by a process that failed before a checkpoint took it), recorded now and answered without
+     * calling; else null. Whether it stored long-term-memory items is unknown here, so the
+     * record says it may have.
+     */
+    private RunRecord.RecordedCall writtenAhead(DurableCallable<?> callable) {
+        pendingStarted = false;
+        if (journal == null || !journal.tag.hasRows()) {
+            return null; // a new run: nothing of it was written before
+        }
+        String position = WritePosition.call(nextCall);
+        PythonActionState.Found found;
+        try {
+            found = journal.store.replay(observationId, position, callable.getId());
+        } catch (PythonActionState.ReplayMismatch e) {
+            throw new NonDeterministicReplayException("action '" + qualified() + "' (" + where
+                    + "): " + e.getMessage());
+        }
+        if (found.state() == PythonActionState.State.MISSING) {
+            return null;
+        }
+        journal.used();
+        LOG.info("durable call '{}' at {} of {}: {}", callable.getId(), position, observationId,
+                found.state() == PythonActionState.State.RESULT
+                        ? "its result written ahead answers it, without calling"
+                        : "started before a failure and never returned: it asks its "
+                                + "reconciler, if it has one, else runs again");
+        if (found.state() == PythonActionState.State.STARTED) {
+            pendingStarted = true;
+            return null;
+        }
+        RunRecord.RecordedCall recorded = new RunRecord.RecordedCall(callable.getId(),
+                found.result(), false, null);
+        record.calls.add(recorded);
+        nextCall++;
+        return recorded;
+    }
+
+    /** {@link #writtenAhead} found the call's started marker and no result. */
+    private boolean pendingStarted;
+
+    /** Store on: the call's write-ahead (its marker, its result, its reconciler); else null. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private WriteAhead writeAhead(DurableCallable<?> callable) {
+        if (journal == null) {
+            return null;
+        }
+        String position = WritePosition.call(nextCall);
+        String token = journal.store.start(journal.tag, observationId, position, callable.getId());
+        journal.used();
+        Reconciler<?> reconciler = callable.getReconciler();
+        if (reconciler == null) {
+            reconciler = operator.agentReconciler(callable.getId());
+        }
+        return new WriteAhead(journal.store, token, pendingStarted ? (Reconciler) reconciler : null,
+                callable.getId(), position, observationId);
+    }
+
+    /**
+     * A call's write-ahead, run where the call runs: the started marker just before it (no
+     * side effect before the marker is written), the reconciler first if a failure cut an
+     * earlier attempt off, the result just after it returned.
+     */
+    static final class WriteAhead {
+        private final PythonActionState store;
+        private final String token;
+        private final Reconciler<Object> reconciler;
+        private final String name;
+        private final String position;
+        private final String observation;
+
+        WriteAhead(PythonActionState store, String token, Reconciler<Object> reconciler,
+                String name, String position, String observation) {
+            this.store = store;
+            this.token = token;
+            this.reconciler = reconciler;
+            this.name = name;
+            this.position = position;
+            this.observation = observation;
+        }
+
+        Object call(DurableCallable<?> callable) throws Exception {
+            store.started(token);
+            if (reconciler != null) {
+                Object reconciled = reconciler.reconcile();
+                if (reconciled != Reconciler.CALL_AGAIN) {
+                    LOG.info("durable call '{}' at {} of {}: its reconciler answered it",
+                            name, position, observation);
+                    return reconciled;
+                }
+                LOG.info("durable call '{}' at {} of {}: its reconciler found no effect, it "
+                        + "runs again", name, position, observation);
+            }
+            return callable.call();
+        }
+
+        void completed(byte[] result) {
+            try {
+                store.completed(token, result);
+            } catch (RuntimeException e) {
+                // The call stays "started": a later recovery asks its reconciler, as after a
+                // crash (the message names the store, never the result).
+                LOG.warn("durable call '{}' at {} of {}: its result could not be written ahead, "
+                        + "it stays started: {}", name, position, observation, e.getMessage());
+            }
+        }
+
+        void abandoned() {
+            try {
+                store.abandoned(token);
+            } catch (RuntimeException e) {
+                LOG.debug("durable call '{}': dropping its write-ahead failed: {}", name,
+                        e.getMessage());
+            }
         }
     }
 

@@ -69,6 +69,13 @@ final class FailAfterCheckpoint<K, IN, OUT> extends FootprintProbe<K, IN, OUT> {
     @SuppressWarnings({"rawtypes", "unchecked"}) // the limiter: see AgentRestoreTest.HoldTheLast
     static Ran run(String name, Agent agent, List<Tuple2<String, String>> inputs,
             RateLimiterStrategy limiter) throws Exception {
+        return run(name, agent, inputs, limiter, Map.of());
+    }
+
+    /** {@link #run}, with agent options (e.g. {@code agents.action-state.store}). */
+    @SuppressWarnings({"rawtypes", "unchecked"})
+    static Ran run(String name, Agent agent, List<Tuple2<String, String>> inputs,
+            RateLimiterStrategy limiter, Map<String, String> agentOptions) throws Exception {
         reset();
         Configuration config = new Configuration();
         config.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
@@ -86,7 +93,8 @@ final class FailAfterCheckpoint<K, IN, OUT> extends FootprintProbe<K, IN, OUT> {
                 .fromSource(source, WatermarkStrategy.noWatermarks(), "notes").keyBy(t -> t.f0);
         String jobId = TestLtm.unique(name);
         AgentSettings settings = new AgentSettings(PythonSettings.fromEnvironment(), jobId,
-                memoryConfig, 4, 10);
+                memoryConfig, 4, 10, org.flinkagents.ltm.api.JobSubmission.fresh(),
+                agentOptions);
         List<String> lines = new ArrayList<>();
         try (CloseableIterator<Object> out = keyed.transform("agent", Types.GENERIC(Object.class),
                 new FailAfterCheckpoint<String, Tuple2<String, String>, Object>(
