@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.integrations.mem0.providers.pgvector import backend as pgvector_backend
+from flink_agents_ltm.integrations.mem0.providers.pgvector import search as pgvector_search
 from tests.pgvector.random_rows import FENCE
 from tests.pgvector.recording import selects
 from tests.pgvector.test_pgvector_scope_index import BIG, exact_top, warnings
@@ -22,7 +22,7 @@ from tests.pgvector.test_pgvector_server import connect
 
 EVERY_ROW = "fence AS MATERIALIZED (SELECT true AS exact)"  # ranked exactly, rows not counted
 SKIP_COUNT = "fence AS MATERIALIZED (SELECT false AS exact)"  # HNSW, rows not counted
-FIRST, EVERY = pgvector_backend.RECALL_FIRST_CHECKS, pgvector_backend.RECALL_CHECK_EVERY
+FIRST, EVERY = pgvector_search.RECALL_FIRST_CHECKS, pgvector_search.RECALL_CHECK_EVERY
 
 
 def rebuild_hnsw(store, **options):
@@ -50,7 +50,7 @@ def test_a_table_whose_hnsw_searches_miss_the_nearest_rows_is_ranked_exactly_fro
         fenced, caplog):
     memory, store, sent = fenced()
     rebuild_hnsw(store, m=2, ef_construction=4)  # a deliberately poor graph
-    with caplog.at_level(logging.WARNING, logger=pgvector_backend.__name__):
+    with caplog.at_level(logging.WARNING, logger=pgvector_search.__name__):
         for query in queries(FIRST + 2):
             assert search_big(memory, query)[:5] == exact_top(store, query, "big", 5)
     searches = selects(sent, "ORDER BY distance")
@@ -61,14 +61,14 @@ def test_a_table_whose_hnsw_searches_miss_the_nearest_rows_is_ranked_exactly_fro
     switched = [w.getMessage() for w in warnings(caplog) if "'min_recall'" in w.getMessage()]
     assert len(switched) == 1, switched
     assert f"{store['config']['collection_name']!r}" in switched[0]
-    assert "ranks the table's searches exactly" in switched[0]
+    assert "ranks that key's searches exactly" in switched[0]
 
 
 def test_a_table_whose_hnsw_searches_find_the_nearest_rows_keeps_hnsw_and_checks_one_in_256(
         fenced, caplog):
     memory, store, sent = fenced()
     rebuild_hnsw(store, m=16, ef_construction=200)  # finds all 5 in (nearly) every search
-    with caplog.at_level(logging.WARNING, logger=pgvector_backend.__name__):
+    with caplog.at_level(logging.WARNING, logger=pgvector_search.__name__):
         for query in queries(EVERY + 4):
             search_big(memory, query, top_k=5)
     searches = selects(sent, "ORDER BY distance")
