@@ -36,7 +36,10 @@ For one small key and each large key, over ``--queries`` query vectors:
   the side table (``<table>_exact``: scope, id, expiry, vector, kept by triggers);
 - ``guarded``: what the store does with its defaults (bound 10,000, ``min_recall`` 0.9)
   after a key's first 8 searches (the recall checks): the plan its statement took (exact
-  through the side table, or HNSW), its server time and R@5.
+  through the side table, or HNSW), its server time and R@5;
+- ``cpu``: for those two, the server's CPU time for the statement (its backend's
+  ``/proc/<pid>/schedstat``: the bench starts the server on this machine), which a loaded
+  machine does not inflate as it does EXPLAIN ANALYZE's wall time.
 
 The table's size and its side table's (``pg_total_relation_size``, indexes included) are
 printed at the end.
@@ -53,6 +56,7 @@ import json
 import random
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -230,6 +234,21 @@ class Table:
         plan = self.query(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}")[0][0][0]
         return plan["Execution Time"]
 
+    def cpu_ms(self, statement: str) -> float:
+        """The server's CPU time for a statement the store sent (its backend's
+        ``/proc/<pid>/schedstat``, the server being on this machine: on a loaded machine
+        EXPLAIN ANALYZE's wall time counts the waits for a core too); NaN elsewhere."""
+        with self.pg._get_cursor(commit=True) as cur:
+            cur.execute("SELECT pg_backend_pid()")
+            stat = Path(f"/proc/{cur.fetchone()[0]}/schedstat")
+            try:
+                before = int(stat.read_text().split()[0])
+            except OSError:
+                return float("nan")
+            cur.execute(statement)
+            cur.fetchall()
+            return (int(stat.read_text().split()[0]) - before) / 1e6
+
     def top(self, vector: list[float], key: str, settings: str) -> list[str]:
         rows = self.query(settings + self.statement(), (literal(vector), key, TOP_K))
         return [str(row[0]) for row in sorted(rows, key=lambda row: row[1])[:5]]
@@ -292,19 +311,20 @@ def side_and_guarded(table: Table, key: str, queries: int, query: Any) -> dict[s
     """The ``side`` and ``guarded`` columns (see the module's doc)."""
     filters = scope(key)
     ours = pgvector_search.attach(table.pg)
-    side_ms, side_recall = [], []
+    side_ms, side_cpu, side_recall = [], [], []
     for n in range(1, queries + 1):
         vector = query(n)
         with recording(table.memory) as sent:
             rows = ours._statement_rows(table.pg, None, pgvector_search.vector_text(vector),
                                         TOP_K, filters, pgvector_search.EVERY_ROW)
         side_ms.append(table.sent_ms(sent[-1].text))
+        side_cpu.append(table.cpu_ms(sent[-1].text))
         exact = table.exact_top(vector, key, 5)
         side_recall.append(len({str(r[0]) for r in rows[:5]} & set(exact)) / len(exact))
     guarded = pgvector_search.PgvectorSearch()  # the defaults: 10,000 rows, min_recall 0.9
     for n in range(pgvector_search.RECALL_FIRST_CHECKS):
         guarded.nearest(table.pg, query(n), TOP_K, filters)
-    guarded_ms, guarded_recall, plans = [], [], set()
+    guarded_ms, guarded_cpu, guarded_recall, plans = [], [], [], set()
     for n in range(1, queries + 1):
         vector = query(n)
         with recording(table.memory) as sent:
@@ -312,9 +332,11 @@ def side_and_guarded(table: Table, key: str, queries: int, query: Any) -> dict[s
         statement = sent[-1].text
         plans.add("exact" if "SELECT true AS exact" in statement else "hnsw")
         guarded_ms.append(table.sent_ms(statement))
+        guarded_cpu.append(table.cpu_ms(statement))
         exact = table.exact_top(vector, key, 5)
         guarded_recall.append(len({h.id for h in hits[:5]} & set(exact)) / len(exact))
     return {"side": statistics.median(side_ms), "side recall": statistics.mean(side_recall),
+            "side cpu": statistics.median(side_cpu), "guarded cpu": statistics.median(guarded_cpu),
             "guarded": statistics.median(guarded_ms), "guarded plan": "+".join(sorted(plans)),
             "guarded recall": statistics.mean(guarded_recall)}
 
@@ -409,11 +431,12 @@ def main() -> None:
               f"{r['pair']:>9.2f}{r['mem0 pair']:>11.2f}{r['recall']:>7.3f}"
               f"{r['min recall']:>9.2f}{r['mem0 recall']:>10.3f}{r['exact']:>10.2f}"
               f"{r['ef']:>11.2f}{r['ef recall']:>12.3f}")
-    print(f"\n{'key rows':>9}{'vectors':>8}{'side ms':>9}{'side R@5':>10}{'guarded':>9}"
-          f"{'guarded ms':>12}{'guarded R@5':>13}")
+    print(f"\n{'key rows':>9}{'vectors':>8}{'side ms':>9}{'side cpu':>10}{'side R@5':>10}"
+          f"{'guarded':>9}{'guarded ms':>12}{'guarded cpu':>13}{'guarded R@5':>13}")
     for r in results:
-        print(f"{r['rows']:>9}{r['vectors']:>8}{r['side']:>9.2f}{r['side recall']:>10.3f}"
-              f"{r['guarded plan']:>9}{r['guarded']:>12.2f}{r['guarded recall']:>13.3f}")
+        print(f"{r['rows']:>9}{r['vectors']:>8}{r['side']:>9.2f}{r['side cpu']:>10.2f}"
+              f"{r['side recall']:>10.3f}{r['guarded plan']:>9}{r['guarded']:>12.2f}"
+              f"{r['guarded cpu']:>13.2f}{r['guarded recall']:>13.3f}")
     print(f"table {main_bytes / 2**20:.0f} MB, side table {side_bytes / 2**20:.0f} MB "
           f"(+{side_bytes / main_bytes:.0%})")
     write_results(args.json, bench="pgvector_key_search", series={

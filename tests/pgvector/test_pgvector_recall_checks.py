@@ -92,3 +92,20 @@ def test_min_recall_outside_0_to_1_is_refused_naming_the_key(pgvector_store, val
     with pytest.raises(ValueError, match="'min_recall' must be a number from 0 to 1"):
         acquire_memory(StoreSpec("job", vector_store={**pgvector_store, "config": config},
                                  embedder="hashing"))
+
+
+def test_the_checks_are_per_key_a_key_hnsw_misses_is_exact_and_the_others_keep_hnsw(
+        fenced, caplog):
+    memory, store, sent = fenced(exact_search_up_to=10)  # the 16-row keys are above it too
+    rebuild_hnsw(store, m=2, ef_construction=4)
+    for query in queries(FIRST + 1):
+        search_big(memory, query)
+    sent.clear()
+    search_big(memory, queries(1)[0])
+    [big] = selects(sent, "ORDER BY distance")
+    assert EVERY_ROW in big  # "big" failed its checks: exact, not counted
+    sent.clear()
+    small = {**BIG, "agent_id": "k7"}
+    memory.vector_store.search("q", queries(1)[0], top_k=5, filters=small)
+    first = selects(sent, "ORDER BY distance")[0]
+    assert EVERY_ROW not in first and f"count(*) <= {10} " in first  # k7 is counted, not exact

@@ -177,8 +177,8 @@ class PgvectorSearch:
              filters: dict[str, Any] | None, keywords: str | None) -> list[tuple[Any, ...]]:
         """Rows of the search: id, distance, payload, keyword score, ranked exactly."""
         private_api.pg_ensure_table(pg)
-        scope = _filter_key(filters)
-        sized = scope if filters else None
+        scope = _filter_key(filters)  # unfiltered (the resource's): the table, "{}"
+        sized = scope
         search = functools.partial(self._statement_rows, pg, keywords, vector_text(vector),
                                    top_k, filters)
         exact = self.recall.exact(scope)
