@@ -91,8 +91,8 @@ RECALL_FIRST_CHECKS = 8
 recall is judged on: with sentence embeddings one search in ten or so misses one of its
 nearest 5, and two such misses in three checks would read as a recall of 0.87."""
 RECALL_CHECK_EVERY = 256
-"""Then one such search in this many is checked (a check costs an exact ranking: ~15 ms for
-a 50,000-row key through the side table, ~0.06 ms a search spread over 256)."""
+"""Then one such search in this many is checked (a check costs an exact ranking: ~20 ms of
+server CPU for a 50,000-row key through the side table, ~0.08 ms a search over 256)."""
 RECALL_CHECKS_KEPT = 16
 KEYWORD_SCORES_KEPT = 16
 """Searches whose keyword scores wait for Mem0's ``keyword_search`` (one per search in

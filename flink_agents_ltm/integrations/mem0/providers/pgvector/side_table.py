@@ -24,6 +24,8 @@ and the side-table branch checks each hit's scope on the main table anyway.
 missing: a store made by the previous release, or a table made again. It locks the main
 table against writes while it copies (readers go on), so no write falls between the copy
 and the triggers. Without the privileges to create it, searches keep the main table.
+The trigger function runs as its owner (``SECURITY DEFINER``, with the search path it was
+made with), so a role that may write Mem0's table but not the side table still can write.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ _UPSERT = ("INSERT INTO {side} (" + _COLUMNS + ") SELECT " + _VALUES + " FROM ne
            "EXCLUDED.agent_id, run_id = EXCLUDED.run_id, expires_at = EXCLUDED.expires_at, "
            "vector = EXCLUDED.vector;")
 _FUNCTION = (
-    "CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $sync$ "
+    "CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+    "SET search_path FROM CURRENT AS $sync$ "
     "BEGIN IF TG_OP = 'TRUNCATE' THEN TRUNCATE {side}; "
     "ELSIF TG_OP = 'DELETE' THEN DELETE FROM {side} s USING old_rows o WHERE s.id = o.id; "
     "ELSE IF TG_OP = 'UPDATE' THEN DELETE FROM {side} s USING old_rows o WHERE s.id = o.id "
