@@ -3,6 +3,7 @@ exactly: kept by triggers in the transaction of every write, whoever sends it (l
 memory, Mem0's own methods, plain SQL), built in place for a table made by the previous
 release, and never trusted once its triggers are gone (a table dropped and made again)."""
 
+import logging
 import time
 
 import numpy as np
@@ -162,5 +163,29 @@ def test_the_side_table_costs_about_the_vectors_again(pgvector_store):
             pgvector_store, f"SELECT pg_total_relation_size('\"{table}\"'), "
                             f"pg_total_relation_size('\"{side_table.name(table)}\"')")
         assert 2000 * 384 * 4 < side < main
+    finally:
+        release()
+
+
+def test_a_server_that_refuses_the_side_table_leaves_a_warning_and_mem0s_table_serves(
+        pgvector_store, caplog):
+    _, release = acquire_memory(StoreSpec("job", vector_store=pgvector_store,
+                                          embedder="hashing"))
+    release()
+    drop_side_table(pgvector_store)
+    table = pgvector_store["config"]["collection_name"]
+    query_rows(pgvector_store, f'CREATE VIEW "{side_table.name(table)}" AS SELECT 1 AS one')
+    fill_random_rows(pgvector_store, 600, 400, 10)
+    with caplog.at_level(logging.WARNING, logger=side_table.__name__):
+        memory, release = acquire_memory(StoreSpec("job", vector_store=pgvector_store,
+                                                   embedder="hashing"))
+    try:
+        refused = [r.getMessage() for r in caplog.records if r.name == side_table.__name__]
+        assert len(refused) == 1 and "could not make the side table" in refused[0]
+        query = np.random.default_rng(7).standard_normal(384).tolist()
+        hits = memory.vector_store.search("q", query, top_k=5, filters=BIG)
+        assert [h.id for h in sorted(hits, key=lambda h: -h.score)] == exact_top(
+            pgvector_store, query, "big", 5)
+        memory.vector_store.inner.insert([query], [{**BIG, "data": "new"}])  # writes go on
     finally:
         release()
