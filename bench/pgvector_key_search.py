@@ -322,6 +322,7 @@ def side_and_guarded(table: Table, key: str, queries: int, query: Any) -> dict[s
         exact = table.exact_top(vector, key, 5)
         side_recall.append(len({str(r[0]) for r in rows[:5]} & set(exact)) / len(exact))
     guarded = pgvector_search.PgvectorSearch()  # the defaults: 10,000 rows, min_recall 0.9
+    guarded.side = ours.side  # the side table is there (the store's prepare made it)
     for n in range(pgvector_search.RECALL_FIRST_CHECKS):
         guarded.nearest(table.pg, query(n), TOP_K, filters)
     guarded_ms, guarded_cpu, guarded_recall, plans = [], [], [], set()

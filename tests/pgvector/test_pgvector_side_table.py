@@ -186,6 +186,27 @@ def test_a_server_that_refuses_the_side_table_leaves_a_warning_and_mem0s_table_s
         hits = memory.vector_store.search("q", query, top_k=5, filters=BIG)
         assert [h.id for h in sorted(hits, key=lambda h: -h.score)] == exact_top(
             pgvector_store, query, "big", 5)
-        memory.vector_store.inner.insert([query], [{**BIG, "data": "new"}])  # writes go on
+        memory.vector_store.inner.insert([query], [{**BIG, "data": "new"}],
+                                         ["00000000-0000-4000-8000-0000000000aa"])  # writes go on
+    finally:
+        release()
+
+
+def test_a_side_table_dropped_under_a_running_store_is_forgotten_with_one_warning(
+        pgvector_store, caplog):
+    memory, release = acquire_memory(StoreSpec("job", vector_store=pgvector_store,
+                                               embedder="hashing"))
+    table = pgvector_store["config"]["collection_name"]
+    try:
+        fill_random_rows(pgvector_store, 600, 400, 10)
+        query_rows(pgvector_store, f'DROP TABLE "{side_table.name(table)}"')
+        with caplog.at_level(logging.WARNING):
+            for seed in (1, 2):
+                query = np.random.default_rng(seed).standard_normal(384).tolist()
+                hits = memory.vector_store.search("q", query, top_k=5, filters=BIG)
+                assert [h.id for h in sorted(hits, key=lambda h: -h.score)] == exact_top(
+                    pgvector_store, query, "big", 5)
+        gone = [r.getMessage() for r in caplog.records if "is gone" in r.getMessage()]
+        assert len(gone) == 1, gone
     finally:
         release()

@@ -116,10 +116,10 @@ class PgVectorBackend(StoreBackend):
 
     def opened(self, vector_store: Any, connection: Any, dimensions: int) -> None:
         connection.name_timeouts(vector_store)
-        pgvector_store.prepare(vector_store, dimensions)
+        side = pgvector_store.prepare(vector_store, dimensions)
         pg = inner(vector_store)
         search = pgvector_search.attach(pg, connection.exact_search_up_to,
-                                        connection.min_recall)
+                                        connection.min_recall, side)
         pg.search = functools.partial(search.mem0_search, pg)
         pg.keyword_search = functools.partial(search.mem0_keyword_search,
                                               type(pg).keyword_search.__get__(pg))
@@ -219,11 +219,12 @@ class PgVectorBackend(StoreBackend):
         """Creates the table now (safe against other processes doing the same); a table
         of another dimension is refused by :meth:`stored_dimensions`' caller. The search
         takes the resource's ``settings`` (:meth:`own_settings`)."""
+        side = None
         with contextlib.suppress(ValueError):  # the caller reports it with the store's words
-            pgvector_store.prepare(store, dimensions)
+            side = pgvector_store.prepare(store, dimensions)
         settings = settings or {}
         pgvector_search.attach(store, settings.get(pgvector_connection.EXACT_SEARCH_UP_TO),
-                               settings.get(pgvector_connection.MIN_RECALL))
+                               settings.get(pgvector_connection.MIN_RECALL), side)
 
     def delete_collection(self, store: Any) -> None:
         """Mem0's ``delete_col``, and the side table with it."""

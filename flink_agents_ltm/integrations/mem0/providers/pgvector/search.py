@@ -136,6 +136,9 @@ class PgvectorSearch:
         self.sizes = FilterSizes()
         self.recall = RecallChecks(min_recall)
         self.keyword_scores = KeywordScores()
+        self.side = False
+        """Whether the table's side table exists (``store.prepare`` made or found it): the
+        statement names it only then, and forgets it when the server says it is gone."""
         self._warned_approximate = False
 
     # ------------------------------------------------------------- long-term memory
@@ -179,7 +182,7 @@ class PgvectorSearch:
         private_api.pg_ensure_table(pg)
         scope = _filter_key(filters)  # unfiltered (the resource's): the table, "{}"
         sized = scope
-        search = functools.partial(self._statement_rows, pg, keywords, vector_text(vector),
+        search = functools.partial(self._rows_once, pg, keywords, vector_text(vector),
                                    top_k, filters)
         exact = self.recall.exact(scope)
         above = None if exact else self.sizes.above(sized)
@@ -197,6 +200,23 @@ class PgvectorSearch:
                 rows = search(EVERY_ROW)
         return rows
 
+    def _rows_once(self, pg: Any, keywords: str | None, text: str, top_k: int,
+                   filters: dict[str, Any] | None, exact_up_to: int) -> list[tuple[Any, ...]]:
+        """:meth:`_statement_rows`, again without the side table if it is gone (dropped
+        with its collection by another store, or made into something else)."""
+        side = self.side
+        try:
+            return self._statement_rows(pg, keywords, text, top_k, filters, exact_up_to)
+        except Exception as error:
+            code = getattr(error, "pgcode", None) or getattr(error, "sqlstate", None)
+            if not side or code not in _NO_SIDE_TABLE:
+                raise
+        self.side = False
+        _log.warning("pgvector: the side table %r of %r is gone; this process ranks the "
+                     "table's keys through Mem0's table until a store opens it again",
+                     side_table.name(pg.collection_name), pg.collection_name)
+        return self._statement_rows(pg, keywords, text, top_k, filters, exact_up_to)
+
     def _statement_rows(self, pg: Any, keywords: str | None, text: str, top_k: int,
                         filters: dict[str, Any] | None, exact_up_to: int
                         ) -> list[tuple[Any, ...]]:
@@ -209,7 +229,7 @@ class PgvectorSearch:
         fence = (f"SELECT count(*) <= {exact_up_to:d} AS exact FROM (SELECT FROM {{table}} "
                  f"{where} LIMIT {exact_up_to + 1:d}) matching" if counted
                  else f"SELECT {'true' if exact_up_to == EVERY_ROW else 'false'} AS exact")
-        side = side_conditions(filters) if exact_up_to != SKIP_COUNT else None
+        side = side_conditions(filters) if self.side and exact_up_to != SKIP_COUNT else None
         values: list[Any] = list(parameters if counted else ())
         ready = ""
         if side is not None:
@@ -277,14 +297,16 @@ _SEARCHES: weakref.WeakKeyDictionary[Any, PgvectorSearch] = weakref.WeakKeyDicti
 _SEARCHES_LOCK = threading.Lock()
 
 
-def attach(pg: Any, exact_up_to: int | None = None,
-           min_recall: float | None = None) -> PgvectorSearch:
+def attach(pg: Any, exact_up_to: int | None = None, min_recall: float | None = None,
+           side: bool | None = None) -> PgvectorSearch:
     """The search of Mem0's store ``pg`` (made on first use, with the config's bound and
-    recall floor; a later call with settings changes them)."""
+    recall floor and whether the side table exists; a later call with them changes them)."""
     with _SEARCHES_LOCK:
         search = _SEARCHES.get(pg)
         if search is None:
             search = _SEARCHES[pg] = PgvectorSearch()
+        if side is not None:
+            search.side = side
         if exact_up_to is not None:
             search.exact_up_to = exact_up_to
         if min_recall is not None:
@@ -471,4 +493,5 @@ else:
 
     _PAYLOAD_LOADS = _orjson_then_json
 
+_NO_SIDE_TABLE = {"42P01", "42703", "42809"}  # undefined table, column; wrong object type
 _TRANSACTION_IDLE = 0  # psycopg2.extensions.TRANSACTION_STATUS_IDLE, pq.TransactionStatus.IDLE

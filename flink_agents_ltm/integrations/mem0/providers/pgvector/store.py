@@ -75,10 +75,11 @@ def _inner(store: Any) -> Any:
     return getattr(store, "inner", store)
 
 
-def prepare(store: Any, dims: int, attempts: int = 5) -> None:
-    """Create the table and its scope index (safe against other processes doing the same),
-    set up the pool's sessions, and check that the table holds ``dims``-dimensional vectors;
-    raises ``ValueError`` naming both sizes."""
+def prepare(store: Any, dims: int, attempts: int = 5) -> bool:
+    """Create the table, its scope index and side table (safe against other processes doing
+    the same), set up the pool's sessions, and check that the table holds
+    ``dims``-dimensional vectors (else ``ValueError`` naming both sizes). Returns whether the
+    side table is there (:func:`.side_table.ensure`)."""
     pg = _inner(store)
     _configure_sessions(pg)
     for attempt in range(1, attempts + 1):
@@ -94,7 +95,7 @@ def prepare(store: Any, dims: int, attempts: int = 5) -> None:
                      pg.collection_name, code)
             private_api.pg_forget_table(pg)
             time.sleep(0.1 * attempt)
-    side_table.ensure(pg)
+    side = side_table.ensure(pg)
     with private_api.pg_cursor(pg) as cur:
         cur.execute("SELECT atttypmod FROM pg_attribute "
                     "WHERE attrelid = to_regclass(quote_ident(%s)) AND attname = 'vector'",
@@ -104,6 +105,7 @@ def prepare(store: Any, dims: int, attempts: int = 5) -> None:
         raise ValueError(f"pgvector table '{pg.collection_name}' holds {row[0]}-dimensional "
                          f"vectors but the embedding model produces {dims}; use another "
                          "collection_name for this model")
+    return side
 
 
 def _create_scope_index(pg: Any) -> None:
