@@ -4,8 +4,8 @@ Ranking a key exactly reads each of its rows' vectors. In Mem0's table a row hol
 payload beside the vector, and past ~2 kB PostgreSQL moves the vector out of line (TOAST):
 each distance then costs a lookup in the TOAST table. The side table holds only what an
 exact ranking reads (the key's scope, the id, the expiry and the vector, kept in line), with
-an index on the scope: a 50,000-row key is ranked in a third to a quarter of the time
-(docs/benchmarks.md). The search (:mod:`.search`) uses it when a search's filters are a
+an index on the scope: a 50,000-row key is ranked in 0.6x the time, 0.5x for a 10,000-row key
+(docs/benchmarks.md, on a loaded machine with a small buffer cache). The search (:mod:`.search`) uses it when a search's filters are a
 key's scope (and an expiry bound), and takes the payloads of the hits from the main table.
 
 It is kept by triggers on the main table (statement triggers with transition tables: one
@@ -89,7 +89,7 @@ def ensure(pg: Any) -> bool:
             copied = _build(cur, pg, table)
     except Exception as error:  # noqa: BLE001 - privileges, an old server: keep the main table
         log.warning("pgvector: could not make the side table %r of table %r (%s); large keys "
-                    "are ranked exactly through the main table, 2.5-4x slower", name(table),
+                    "are ranked exactly through the main table, ~2x slower", name(table),
                     table, redact_text(str(error).strip().splitlines()[0]))
         return False
     log.info("pgvector: built the side table %r of %r (%d rows) and its triggers",
