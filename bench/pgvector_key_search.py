@@ -30,7 +30,19 @@ For one small key and each large key, over ``--queries`` query vectors:
   same for Mem0's statement with pgvector's defaults (HNSW, ``ef_search`` 40);
 - ``exact``: the server time of that exact ranking (index scans off: the key's rows
   through a bitmap scan of the scope index, then a sort), and ``ef1000``: Mem0's
-  statement's server time and R@5 with ``hnsw.ef_search = 1000``.
+  statement's server time and R@5 with ``hnsw.ef_search = 1000``;
+- ``side``: the server time and R@5 of the store's exact ranking of the key, the statement
+  a key gets below ``exact_search_up_to`` or once the recall checks rank it exactly: through
+  the side table (``<table>_exact``: scope, id, expiry, vector, kept by triggers);
+- ``guarded``: what the store does with its defaults (bound 10,000, ``min_recall`` 0.9)
+  after a key's first 8 searches (the recall checks): the plan its statement took (exact
+  through the side table, or HNSW), its server time and R@5;
+- ``cpu``: for those two, the server's CPU time for the statement (its backend's
+  ``/proc/<pid>/schedstat``: the bench starts the server on this machine), which a loaded
+  machine does not inflate as it does EXPLAIN ANALYZE's wall time.
+
+The table's size and its side table's (``pg_total_relation_size``, indexes included) are
+printed at the end.
 
     python -m bench.pgvector_key_search [--rows 500000] [--keys 5000]
         [--large-keys 5000 10000 50000] [--minilm-keys 5000 10000 50000]
@@ -44,6 +56,7 @@ import json
 import random
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,6 +64,8 @@ import psycopg2.extras
 
 from bench._results import add_json_argument, write_results
 from bench.scoped_search import fresh_pgvector_memory, pgvector_server
+from flink_agents_ltm.integrations.mem0.providers.pgvector import search as pgvector_search
+from flink_agents_ltm.integrations.mem0.providers.pgvector import side_table
 from tests.pgvector.recording import recording
 
 DIMS = 384
@@ -180,8 +195,16 @@ class Table:
                 continue  # no statement timeout: HNSW takes minutes
             self.execute("SET statement_timeout = 0; SET maintenance_work_mem = '1GB'; "
                          + definition)
-        self.execute(f'ANALYZE "{self.table}"')
+        self.execute(f'ANALYZE "{self.table}"; ANALYZE "{side_table.name(self.table)}"')
         return time.monotonic() - started
+
+    def sizes(self) -> tuple[int, int]:
+        """Bytes of the main table and of its side table, indexes and TOAST included."""
+        [(main, side)] = self.query(
+            "SELECT pg_total_relation_size(to_regclass(quote_ident(%s))), "
+            "pg_total_relation_size(to_regclass(quote_ident(%s)))",
+            (self.table, side_table.name(self.table)))
+        return int(main), int(side or 0)
 
     def exact_top(self, vector: list[float], key: str, k: int) -> list[str]:
         with self.pg._get_cursor(commit=True) as cur:
@@ -210,6 +233,21 @@ class Table:
         """Server time of a statement the store sent (as recorded)."""
         plan = self.query(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}")[0][0][0]
         return plan["Execution Time"]
+
+    def cpu_ms(self, statement: str) -> float:
+        """The server's CPU time for a statement the store sent (its backend's
+        ``/proc/<pid>/schedstat``, the server being on this machine: on a loaded machine
+        EXPLAIN ANALYZE's wall time counts the waits for a core too); NaN elsewhere."""
+        with self.pg._get_cursor(commit=True) as cur:
+            cur.execute("SELECT pg_backend_pid()")
+            stat = Path(f"/proc/{cur.fetchone()[0]}/schedstat")
+            try:
+                before = int(stat.read_text().split()[0])
+            except OSError:
+                return float("nan")
+            cur.execute(statement)
+            cur.fetchall()
+            return (int(stat.read_text().split()[0]) - before) / 1e6
 
     def top(self, vector: list[float], key: str, settings: str) -> list[str]:
         rows = self.query(settings + self.statement(), (literal(vector), key, TOP_K))
@@ -260,12 +298,48 @@ def measure(table: Table, key: str, rows: int, queries: int, query: Any) -> dict
         server.append(ms)
         sent_server.append(sent)
         kinds.add(kind)
-    return {"rows": rows, "server": statistics.median(server), "plan": "+".join(sorted(kinds)),
+    return {**side_and_guarded(table, key, queries, query),
+            "rows": rows, "server": statistics.median(server), "plan": "+".join(sorted(kinds)),
             "search": statistics.median(search), "mem0 pair": statistics.median(mem0_pair),
             "pair": statistics.median(our_pair), "mem0 recall": statistics.mean(mem0_recall),
             "recall": statistics.mean(recall), "min recall": min(recall),
             "exact": statistics.median(exact_ms), "ef": statistics.median(ef_ms),
             "ef recall": statistics.mean(ef_recall), "sent": statistics.median(sent_server)}
+
+
+def side_and_guarded(table: Table, key: str, queries: int, query: Any) -> dict[str, Any]:
+    """The ``side`` and ``guarded`` columns (see the module's doc)."""
+    filters = scope(key)
+    ours = pgvector_search.attach(table.pg)
+    side_ms, side_cpu, side_recall = [], [], []
+    for n in range(1, queries + 1):
+        vector = query(n)
+        with recording(table.memory) as sent:
+            rows = ours._statement_rows(table.pg, None, pgvector_search.vector_text(vector),
+                                        TOP_K, filters, pgvector_search.EVERY_ROW)
+        side_ms.append(table.sent_ms(sent[-1].text))
+        side_cpu.append(table.cpu_ms(sent[-1].text))
+        exact = table.exact_top(vector, key, 5)
+        side_recall.append(len({str(r[0]) for r in rows[:5]} & set(exact)) / len(exact))
+    guarded = pgvector_search.PgvectorSearch()  # the defaults: 10,000 rows, min_recall 0.9
+    guarded.side = ours.side  # the side table is there (the store's prepare made it)
+    for n in range(pgvector_search.RECALL_FIRST_CHECKS):
+        guarded.nearest(table.pg, query(n), TOP_K, filters)
+    guarded_ms, guarded_cpu, guarded_recall, plans = [], [], [], set()
+    for n in range(1, queries + 1):
+        vector = query(n)
+        with recording(table.memory) as sent:
+            hits = guarded.nearest(table.pg, vector, TOP_K, filters)
+        statement = sent[-1].text
+        plans.add("exact" if "SELECT true AS exact" in statement else "hnsw")
+        guarded_ms.append(table.sent_ms(statement))
+        guarded_cpu.append(table.cpu_ms(statement))
+        exact = table.exact_top(vector, key, 5)
+        guarded_recall.append(len({h.id for h in hits[:5]} & set(exact)) / len(exact))
+    return {"side": statistics.median(side_ms), "side recall": statistics.mean(side_recall),
+            "side cpu": statistics.median(side_cpu), "guarded cpu": statistics.median(guarded_cpu),
+            "guarded": statistics.median(guarded_ms), "guarded plan": "+".join(sorted(plans)),
+            "guarded recall": statistics.mean(guarded_recall)}
 
 
 def main() -> None:
@@ -332,6 +406,9 @@ def main() -> None:
                      for size in args.large_keys]
             keys += [(f"minilm-{size}", size, "minilm", minilm_query)
                      for size in args.minilm_keys]
+            main_bytes, side_bytes = table.sizes()
+            print(f"  sizes: table {main_bytes / 2**20:.0f} MB, side table "
+                  f"{side_bytes / 2**20:.0f} MB ({side_bytes / main_bytes:.0%})", flush=True)
             results = []
             for key, rows, kind, query in keys:
                 result = {**measure(table, key, rows, args.queries, query), "vectors": kind}
@@ -355,13 +432,23 @@ def main() -> None:
               f"{r['pair']:>9.2f}{r['mem0 pair']:>11.2f}{r['recall']:>7.3f}"
               f"{r['min recall']:>9.2f}{r['mem0 recall']:>10.3f}{r['exact']:>10.2f}"
               f"{r['ef']:>11.2f}{r['ef recall']:>12.3f}")
+    print(f"\n{'key rows':>9}{'vectors':>8}{'side ms':>9}{'side cpu':>10}{'side R@5':>10}"
+          f"{'guarded':>9}{'guarded ms':>12}{'guarded cpu':>13}{'guarded R@5':>13}")
+    for r in results:
+        print(f"{r['rows']:>9}{r['vectors']:>8}{r['side']:>9.2f}{r['side cpu']:>10.2f}"
+              f"{r['side recall']:>10.3f}{r['guarded plan']:>9}{r['guarded']:>12.2f}"
+              f"{r['guarded cpu']:>13.2f}{r['guarded recall']:>13.3f}")
+    print(f"table {main_bytes / 2**20:.0f} MB, side table {side_bytes / 2**20:.0f} MB "
+          f"(+{side_bytes / main_bytes:.0%})")
     write_results(args.json, bench="pgvector_key_search", series={
         f"{name} ({kind})": [(r["rows"], r[field]) for r in results if r["vectors"] == kind]
         for kind in ("random", "minilm")
         for name, field in (("Mem0's statement on the server", "server"),
                             ("the store's statement on the server", "sent"),
                             ("client search", "search"), ("search + keyword, ours", "pair"),
-                            ("search + keyword, Mem0's", "mem0 pair"))},
+                            ("search + keyword, Mem0's", "mem0 pair"),
+                            ("exact through the side table, on the server", "side"),
+                            ("the store's defaults after the recall checks", "guarded"))},
         title=f"One key's search at {args.rows} rows, by the key's size",
         x_label="rows of the key", y_label="p50 ms")
 

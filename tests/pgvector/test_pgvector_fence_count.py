@@ -10,13 +10,13 @@ The table is the ``filled_store`` fixture's: 4,000 random rows, 2,400 of them of
 
 import numpy as np
 
-from flink_agents_ltm.integrations.mem0.providers.pgvector import backend as pgvector_backend
+from flink_agents_ltm.integrations.mem0.providers.pgvector import search as pgvector_search
 from tests.pgvector.random_rows import FENCE
 from tests.pgvector.recording import selects
 from tests.pgvector.test_pgvector_scope_index import BIG, SMALL, exact_top
 from tests.pgvector.test_pgvector_server import connect
 
-RECOUNT = pgvector_backend.RECOUNT_EVERY
+RECOUNT = pgvector_search.RECOUNT_EVERY
 
 
 FENCES = {f"fence AS MATERIALIZED (SELECT count(*) <= {FENCE} AS exact ": "count",

@@ -5,7 +5,7 @@ ranking does not change."""
 import numpy as np
 
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
-from flink_agents_ltm.integrations.mem0.providers.pgvector.backend import vector_text
+from flink_agents_ltm.integrations.mem0.providers.pgvector.search import vector_text
 from tests.pgvector.recording import selects
 from tests.pgvector.test_pgvector_server import connect
 

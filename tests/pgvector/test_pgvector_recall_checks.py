@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.integrations.mem0.providers.pgvector import backend as pgvector_backend
+from flink_agents_ltm.integrations.mem0.providers.pgvector import search as pgvector_search
 from tests.pgvector.random_rows import FENCE
 from tests.pgvector.recording import selects
 from tests.pgvector.test_pgvector_scope_index import BIG, exact_top, warnings
@@ -22,7 +22,7 @@ from tests.pgvector.test_pgvector_server import connect
 
 EVERY_ROW = "fence AS MATERIALIZED (SELECT true AS exact)"  # ranked exactly, rows not counted
 SKIP_COUNT = "fence AS MATERIALIZED (SELECT false AS exact)"  # HNSW, rows not counted
-FIRST, EVERY = pgvector_backend.RECALL_FIRST_CHECKS, pgvector_backend.RECALL_CHECK_EVERY
+FIRST, EVERY = pgvector_search.RECALL_FIRST_CHECKS, pgvector_search.RECALL_CHECK_EVERY
 
 
 def rebuild_hnsw(store, **options):
@@ -50,7 +50,7 @@ def test_a_table_whose_hnsw_searches_miss_the_nearest_rows_is_ranked_exactly_fro
         fenced, caplog):
     memory, store, sent = fenced()
     rebuild_hnsw(store, m=2, ef_construction=4)  # a deliberately poor graph
-    with caplog.at_level(logging.WARNING, logger=pgvector_backend.__name__):
+    with caplog.at_level(logging.WARNING, logger=pgvector_search.__name__):
         for query in queries(FIRST + 2):
             assert search_big(memory, query)[:5] == exact_top(store, query, "big", 5)
     searches = selects(sent, "ORDER BY distance")
@@ -61,14 +61,14 @@ def test_a_table_whose_hnsw_searches_miss_the_nearest_rows_is_ranked_exactly_fro
     switched = [w.getMessage() for w in warnings(caplog) if "'min_recall'" in w.getMessage()]
     assert len(switched) == 1, switched
     assert f"{store['config']['collection_name']!r}" in switched[0]
-    assert "ranks the table's searches exactly" in switched[0]
+    assert "ranks that key's searches exactly" in switched[0]
 
 
 def test_a_table_whose_hnsw_searches_find_the_nearest_rows_keeps_hnsw_and_checks_one_in_256(
         fenced, caplog):
     memory, store, sent = fenced()
     rebuild_hnsw(store, m=16, ef_construction=200)  # finds all 5 in (nearly) every search
-    with caplog.at_level(logging.WARNING, logger=pgvector_backend.__name__):
+    with caplog.at_level(logging.WARNING, logger=pgvector_search.__name__):
         for query in queries(EVERY + 4):
             search_big(memory, query, top_k=5)
     searches = selects(sent, "ORDER BY distance")
@@ -92,3 +92,20 @@ def test_min_recall_outside_0_to_1_is_refused_naming_the_key(pgvector_store, val
     with pytest.raises(ValueError, match="'min_recall' must be a number from 0 to 1"):
         acquire_memory(StoreSpec("job", vector_store={**pgvector_store, "config": config},
                                  embedder="hashing"))
+
+
+def test_the_checks_are_per_key_a_key_hnsw_misses_is_exact_and_the_others_keep_hnsw(
+        fenced, caplog):
+    memory, store, sent = fenced(exact_search_up_to=10)  # the 16-row keys are above it too
+    rebuild_hnsw(store, m=2, ef_construction=4)
+    for query in queries(FIRST + 1):
+        search_big(memory, query)
+    sent.clear()
+    search_big(memory, queries(1)[0])
+    [big] = selects(sent, "ORDER BY distance")
+    assert EVERY_ROW in big  # "big" failed its checks: exact, not counted
+    sent.clear()
+    small = {**BIG, "agent_id": "k7"}
+    memory.vector_store.search("q", queries(1)[0], top_k=5, filters=small)
+    first = selects(sent, "ORDER BY distance")[0]
+    assert EVERY_ROW not in first and f"count(*) <= {10} " in first  # k7 is counted, not exact

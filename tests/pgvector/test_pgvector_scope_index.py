@@ -14,7 +14,7 @@ import numpy as np
 
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.integrations.mem0.providers.pgvector import backend as pgvector_backend
+from flink_agents_ltm.integrations.mem0.providers.pgvector import search as pgvector_search
 from tests.pgvector.random_rows import BIG_SHARE, ROWS
 from tests.pgvector.recording import record_statements, selects
 from tests.pgvector.test_pgvector_server import connect
@@ -42,7 +42,9 @@ def test_scoped_search_and_get_all_of_a_small_key_use_the_scope_index(filled_sto
     for statement in (search, get_all):
         plan = plan_of(store, statement)
         assert f"{table}_scope_idx" in plan, plan
-        assert "Seq Scan" not in plan, plan
+        # the one scan allowed: the catalog's, whether the side table's triggers exist
+        assert [line for line in plan.splitlines()
+                if "Seq Scan" in line and "pg_trigger" not in line] == [], plan
 
 
 def executed_indexes(store, statement):
@@ -78,7 +80,7 @@ SMALL = {"user_id": "job", "agent_id": "k7", "run_id": "notes"}
 
 
 def warnings(caplog):
-    return [r for r in caplog.records if r.name == pgvector_backend.__name__]
+    return [r for r in caplog.records if r.name == pgvector_search.__name__]
 
 
 def test_a_key_holding_most_rows_is_still_ranked_exactly_through_the_scope_index(
@@ -108,7 +110,7 @@ def test_a_key_above_exact_search_up_to_is_searched_through_hnsw_gets_limit_rows
     try:
         sent = record_statements(memory)
         query = np.random.default_rng(5).standard_normal(384).tolist()
-        with caplog.at_level(logging.WARNING, logger=pgvector_backend.__name__):
+        with caplog.at_level(logging.WARNING, logger=pgvector_search.__name__):
             small = memory.vector_store.search("q", query, top_k=60, filters=SMALL)
             assert small and not warnings(caplog)  # exact: nothing to warn about
             hits = memory.vector_store.search("q", query, top_k=60, filters=BIG)

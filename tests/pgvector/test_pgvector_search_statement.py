@@ -11,7 +11,8 @@ import pytest
 
 from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
 from flink_agents_ltm.integrations.mem0.memory_factory import StoreSpec, acquire_memory
-from flink_agents_ltm.integrations.mem0.providers.pgvector import backend as pgvector_backend
+from flink_agents_ltm.integrations.mem0.providers.pgvector import search as pgvector_search
+from flink_agents_ltm.integrations.mem0.providers.pgvector.store import HNSW_EF_SEARCH
 from tests.pgvector.random_rows import fill_random_rows
 from tests.pgvector.recording import record_statements
 from tests.pgvector.test_pgvector_server import connect
@@ -112,17 +113,17 @@ def test_above_the_fence_searches_run_with_the_sessions_larger_ef_search(pgvecto
                         FROM "{table}" WHERE payload->>'user_id' = 'job' AND
                         payload->>'agent_id' = 'big' AND payload->>'run_id' = 'notes'
                         ORDER BY d LIMIT 10) hits ORDER BY d""",
-                                (pgvector_backend.vector_text(q),))
+                                (pgvector_search.vector_text(q),))
                     found.append([row[0] for row in cur.fetchall()])
             conn.close()
             return found
 
-        larger, default = mem0s(pgvector_backend.HNSW_EF_SEARCH), mem0s(40)
+        larger, default = mem0s(HNSW_EF_SEARCH), mem0s(40)
         differ = [n for n in range(len(queries)) if larger[n] != default[n]]
         assert len(differ) >= 3  # else this test could not tell them apart
         assert ours == larger  # with ef_search 40, ours would be the default's top 10s
         with memory.vector_store.inner._get_cursor() as cur:  # a connection of the store's
             cur.execute("SHOW hnsw.ef_search")
-            assert cur.fetchone()[0] == str(pgvector_backend.HNSW_EF_SEARCH)
+            assert cur.fetchone()[0] == str(HNSW_EF_SEARCH)
     finally:
         release()

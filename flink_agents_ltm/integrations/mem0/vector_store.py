@@ -160,7 +160,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         self._backend = backend_for(provider)
         if "path" in fields and not config.get("path") and self._backend.is_local(config):
             config["path"] = str(home() / "vector_stores" / provider)
-        self._config = config
+        self._config, self._own = self._backend.own_settings(config)
         _validated(provider, self._settings(self.collection, dimensions or 1))
         self._stores: dict[str, VectorStoreBase] = {}
         self._retired: list[VectorStoreBase] = []
@@ -257,7 +257,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
                 store = VectorStoreFactory.create(self.provider, _validated(self.provider,
                                                                             settings))
                 try:
-                    self._backend.prepare(store, self.dimensions)
+                    self._backend.prepare(store, self.dimensions, self._own)
                     stored = self._backend.stored_dimensions(store)
                 except Exception:
                     self._discard(store)
@@ -299,7 +299,7 @@ class Mem0VectorStore(CollectionManageableVectorStore):
         store = self._store(name, create=False)
         with self._lock:
             with self._call():
-                store.delete_col()
+                self._backend.delete_collection(store)
             self._discard(self._stores.pop(name))
 
     def _list_collections(self) -> list[str]:

@@ -131,8 +131,18 @@ class StoreBackend:
     def collections(self, owner: VectorStoreBase) -> list[str]:
         return [str(getattr(c, "name", c)) for c in owner.list_cols()]
 
-    def prepare(self, store: VectorStoreBase, dimensions: int) -> None:
+    def own_settings(self, config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``config`` split into Mem0's config and the keys that are ours (checked; none
+        unless the store has some), which :meth:`prepare` gets back."""
+        return config, {}
+
+    def prepare(self, store: VectorStoreBase, dimensions: int,
+                settings: dict[str, Any] | None = None) -> None:
         """Make sure the collection exists (``store`` was just made for it)."""
+
+    def delete_collection(self, store: VectorStoreBase) -> None:
+        """Drop the collection (and whatever the store keeps beside it)."""
+        store.delete_col()
 
     def stored_dimensions(self, store: VectorStoreBase) -> int | None:
         """The vector length the collection holds, ``None`` when the store cannot say."""

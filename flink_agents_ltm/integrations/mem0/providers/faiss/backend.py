@@ -44,7 +44,8 @@ class FaissBackend(StoreBackend):
     def opened(self, vector_store: Any, connection: Any, dimensions: int) -> None:
         faiss_files.save_safely(vector_store)
 
-    def prepare(self, store: Any, dimensions: int) -> None:
+    def prepare(self, store: Any, dimensions: int,
+                settings: dict[str, Any] | None = None) -> None:
         faiss_files.save_safely(store)
 
     def collections(self, owner: Any) -> list[str]:

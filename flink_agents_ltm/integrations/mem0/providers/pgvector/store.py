@@ -50,6 +50,7 @@ from typing import Any
 
 from flink_agents_ltm.integrations.extras import require_extra
 from flink_agents_ltm.integrations.mem0 import private_api
+from flink_agents_ltm.integrations.mem0.providers.pgvector import side_table
 from flink_agents_ltm.integrations.mem0.providers.pgvector.connection import dropped
 
 log = logging.getLogger(__name__)
@@ -74,10 +75,11 @@ def _inner(store: Any) -> Any:
     return getattr(store, "inner", store)
 
 
-def prepare(store: Any, dims: int, attempts: int = 5) -> None:
-    """Create the table and its scope index (safe against other processes doing the same),
-    set up the pool's sessions, and check that the table holds ``dims``-dimensional vectors;
-    raises ``ValueError`` naming both sizes."""
+def prepare(store: Any, dims: int, attempts: int = 5) -> bool:
+    """Create the table, its scope index and side table (safe against other processes doing
+    the same), set up the pool's sessions, and check that the table holds
+    ``dims``-dimensional vectors (else ``ValueError`` naming both sizes). Returns whether the
+    side table is there (:func:`.side_table.ensure`)."""
     pg = _inner(store)
     _configure_sessions(pg)
     for attempt in range(1, attempts + 1):
@@ -93,6 +95,7 @@ def prepare(store: Any, dims: int, attempts: int = 5) -> None:
                      pg.collection_name, code)
             private_api.pg_forget_table(pg)
             time.sleep(0.1 * attempt)
+    side = side_table.ensure(pg)
     with private_api.pg_cursor(pg) as cur:
         cur.execute("SELECT atttypmod FROM pg_attribute "
                     "WHERE attrelid = to_regclass(quote_ident(%s)) AND attname = 'vector'",
@@ -102,6 +105,7 @@ def prepare(store: Any, dims: int, attempts: int = 5) -> None:
         raise ValueError(f"pgvector table '{pg.collection_name}' holds {row[0]}-dimensional "
                          f"vectors but the embedding model produces {dims}; use another "
                          "collection_name for this model")
+    return side
 
 
 def _create_scope_index(pg: Any) -> None:
@@ -186,13 +190,13 @@ def close(store: Any) -> None:
 
 
 def vacuum_full(config: dict[str, Any], table: str) -> None:
-    """``VACUUM FULL`` the store's ``table``: rewrite it and its indexes (the scope index,
-    HNSW, TOAST) into new files, so that the bytes of deleted rows leave the table's files
-    (a plain ``VACUUM`` only marks their space reusable: the text stays in the heap and
-    index files until overwritten). It takes an ACCESS EXCLUSIVE lock on the table for its
-    duration, so every job's reads and writes on it wait; the lock is waited for at most
-    the config's statement timeout, the rewrite itself is not bounded. Deleted rows still
-    live in the server's WAL until it is recycled. Raises ``ConnectionError`` /
+    """``VACUUM FULL`` the store's ``table`` and its side table: rewrite them and their
+    indexes (the scope index, HNSW, TOAST) into new files, so that the bytes of deleted rows
+    leave the table's files (a plain ``VACUUM`` only marks their space reusable: the text
+    stays in the heap and index files until overwritten). It takes an ACCESS EXCLUSIVE lock
+    on the table for its duration, so every job's reads and writes on it wait; the lock is
+    waited for at most the config's statement timeout, the rewrite itself is not bounded.
+    Deleted rows still live in the server's WAL until it is recycled. Raises ``ConnectionError`` /
     ``PgvectorTimeoutError`` / ``RuntimeError`` with the reason, never a password."""
     import psycopg2
     from psycopg2 import sql
@@ -214,6 +218,11 @@ def vacuum_full(config: dict[str, Any], table: str) -> None:
                 cur.execute(f"SET lock_timeout = {lock_wait_ms}")
             try:
                 cur.execute(sql.SQL("VACUUM FULL {}").format(sql.Identifier(table)))
+                cur.execute("SELECT to_regclass(quote_ident(%s)) IS NOT NULL",
+                            (side_table.name(table),))
+                if cur.fetchone()[0]:  # the erased rows' vectors, in the side table
+                    cur.execute(sql.SQL("VACUUM FULL {}").format(
+                        sql.Identifier(side_table.name(table))))
             except psycopg2.Error as error:
                 if getattr(error, "pgcode", None) == _LOCK_NOT_AVAILABLE:
                     raise RuntimeError(
