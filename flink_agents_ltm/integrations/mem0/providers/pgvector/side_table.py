@@ -4,9 +4,10 @@ Ranking a key exactly reads each of its rows' vectors. In Mem0's table a row hol
 payload beside the vector, and past ~2 kB PostgreSQL moves the vector out of line (TOAST):
 each distance then costs a lookup in the TOAST table. The side table holds only what an
 exact ranking reads (the key's scope, the id, the expiry and the vector, kept in line), with
-an index on the scope: a 50,000-row key is ranked in 0.6x the time, 0.5x for a 10,000-row key
-(docs/benchmarks.md, on a loaded machine with a small buffer cache). The search (:mod:`.search`) uses it when a search's filters are a
-key's scope (and an expiry bound), and takes the payloads of the hits from the main table.
+an index on the scope: a 50,000-row key is ranked in 0.6x the time, 0.5x for a 10,000-row
+key (docs/benchmarks.md, on a loaded machine with a small buffer cache). The search
+(:mod:`.search`) uses it when a search's filters are a key's scope (and an expiry bound),
+and takes the payloads of the hits from the main table.
 
 It is kept by triggers on the main table (statement triggers with transition tables: one
 statement per write statement, not per row), in the transaction of the write. That covers
