@@ -35,6 +35,7 @@ from flink_agents_ltm.api.memory.errors import (
     MailboxThreadError,
     UnboundMemorySetError,
 )
+from flink_agents_ltm.api.memory.expiry import DEFAULT_TTL
 from flink_agents_ltm.api.memory.items import MemorySetItem
 from flink_agents_ltm.api.memory.write_position import BODY, write_position
 from flink_agents_ltm.bridge.memory_sets import to_python_memory_set
@@ -106,6 +107,25 @@ def _item(item: MemorySetItem) -> dict[str, Any]:
     }
 
 
+def _ttl(given: Any, seconds: Any) -> Any:
+    """The ``ttl`` argument of a Java call: the default ttl unless Java gave one; a given
+    ``ttl`` goes to Python as it came (Python's ``check_ttl`` refuses a bad one)."""
+    return seconds if given else DEFAULT_TTL
+
+
+def _java_resources(kind: str, name: str) -> Any:
+    """Java declares no resources: a resource Java's config names (``long-term-memory.reranker``)
+    is a module-qualified Python class, built with no arguments
+    (``flink_agents_ltm.integrations.rerankers.lexical.LexicalReranker``)."""
+    from flink_agents_ltm.api.resources import ResourceDescriptor
+
+    if "." not in str(name):
+        raise ValueError(f"a Java job declares no {kind} resources: name a module-qualified "
+                         f"Python class instead, e.g. "
+                         "'flink_agents_ltm.integrations.rerankers.lexical.LexicalReranker'")
+    return ResourceDescriptor(str(name)).build()
+
+
 def _plain(value: Any) -> Any:
     """A Java collection that reached Python as a proxy, as a Python list or dict."""
     if value is None or isinstance(value, (str, int, float, bool, list, dict)):
@@ -132,13 +152,17 @@ class JavaLongTermMemoryGateway:
     def _set(self, name: str, key: str | None, observation_id: str | None, suppressed: bool):
         return to_python_memory_set(name, key, observation_id, suppressed, ltm=self._ltm)
 
-    def add(self, name, key, observation_id, suppressed, items, metadatas, position=BODY):
+    def add(self, name, key, observation_id, suppressed, items, metadatas, position=BODY,
+            ttl_given=False, ttl=None):
         """``position``: the write position Java's agent runtime is at (``body`` or
-        ``call<k>``), so a Java action's items get the same replay-stable ids as Python's."""
+        ``call<k>``), so a Java action's items get the same replay-stable ids as Python's.
+        ``ttl`` (seconds; ``None``: forever) applies when ``ttl_given``, else the default
+        ttl does; Python checks it (:func:`_ttl`)."""
         def call():
             memory_set = self._set(name, key, observation_id, suppressed)
             with write_position(str(position)):
-                return list(self._ltm.add(memory_set, _plain(items), _plain(metadatas)))
+                return list(self._ltm.add(memory_set, _plain(items), _plain(metadatas),
+                                          ttl=_ttl(ttl_given, ttl)))
         return _answer(call)
 
     def get(self, name, key, observation_id, suppressed, ids, filters, limit):
@@ -157,12 +181,15 @@ class JavaLongTermMemoryGateway:
             return [_item(item) for item in found]
         return _answer(call)
 
-    def update(self, name, key, observation_id, suppressed, item_id, value, metadata):
+    def update(self, name, key, observation_id, suppressed, item_id, value, metadata,
+               ttl_given=False, ttl=None):
         """Update one item in place; ``[True]`` if it was an item of the set, else ``[False]``
-        (an update mints no id, so it needs no write position to be replay-stable)."""
+        (an update mints no id, so it needs no write position to be replay-stable).
+        ``ttl_given``/``ttl`` as for :meth:`add`."""
         def call():
             memory_set = self._set(name, key, observation_id, suppressed)
-            return bool(self._ltm.update(memory_set, item_id, value, _plain(metadata)))
+            return bool(self._ltm.update(memory_set, item_id, value, _plain(metadata),
+                                         ttl=_ttl(ttl_given, ttl)))
         return _answer(call)
 
     def delete(self, name, key, observation_id, suppressed, ids):
@@ -178,6 +205,16 @@ class JavaLongTermMemoryGateway:
                 self._ltm.switch_context(key, observation_id, suppressed)
                 return bool(self._ltm.delete_memory_set(name))
         return _answer(call)
+
+    def erase_key(self, key):
+        """``[n]``: every item of every set of ``key`` erased (Python's ``erase_key``, which
+        checks the key and runs on any thread)."""
+        return _answer(lambda: int(self._ltm.erase_key(key)))
+
+    def sweep_expired(self, limit):
+        """``[n]``: up to ``limit`` expired items of the job deleted (Python's
+        ``sweep_expired``, which checks ``limit`` and runs on any thread)."""
+        return _answer(lambda: int(self._ltm.sweep_expired(limit)))
 
     def end_action(self, observation_id, completed):
         """The action (one attempt of a Java step) ended: ``[{"observations": [...],
@@ -234,7 +271,7 @@ def open_long_term_memory(job_id: str, config: Mapping[str, Any] | None = None) 
     to values; the vector store may be Mem0-format JSON text (see :func:`_from_java`)."""
     def call():
         ltm = build_long_term_memory(None, job_id, _from_java(config), _never_off_mailbox,
-                                     resources=None)
+                                     resources=_java_resources)
         handle = f"ltm-{next(_handles)}"
         with _gateways_lock:
             _gateways[handle] = JavaLongTermMemoryGateway(ltm)

@@ -152,3 +152,44 @@ def test_end_action_of_a_failed_attempt_drops_its_observations_but_counts_its_it
     assert outcome == {"observations": [], "items_added": 1}
     # Ending forgot the attempt's ids: the next attempt of the step mints the same ones.
     assert ok(gateway.add("notes", "alice", "obs-try", False, ["tea"], None, "body")) == first
+
+
+def test_a_ttl_java_leaves_out_is_the_default_and_one_it_gives_is_checked_by_python(gateway, ltm):
+    ltm.set_clock(lambda: 1_000.0)
+    short = ok(gateway.add("notes", "alice", None, True, ["short"], None, "body", True, 10.0))
+    forever = ok(gateway.add("notes", "alice", None, True, ["forever"], None, "body", True, None))
+    default = ok(gateway.add("notes", "alice", None, True, ["default"], None))
+    assert ok(gateway.update("notes", "alice", None, True, default[0], "default, 5 s", None,
+                             True, 5.0)) is True
+    negative = gateway.add("notes", "alice", None, True, ["x"], None, "body", True, -1.0)
+
+    ltm.set_clock(lambda: 1_011.0)
+    left = ok(gateway.get("notes", "alice", None, True, None, None, 100))
+
+    assert [item["id"] for item in left] == forever and short[0] not in forever
+    assert negative["error"] == "value" and negative["message"].startswith("add(ttl=...)")
+    assert ok(gateway.sweep_expired(10)) == 2
+    assert gateway.sweep_expired(0)["message"] == "limit must be a positive int, got 0"
+
+
+def test_erase_key_erases_the_key_java_passes_and_python_checks_it(gateway, ltm,
+                                                                   recording_memory):
+    ok(gateway.add("notes", "alice", None, True, ["alice's"], None))
+    ok(gateway.add("orders", "alice", None, True, ["alice's order"], None))
+    ok(gateway.add("notes", "bob", None, True, ["bob's"], None))
+
+    assert ok(gateway.erase_key("alice")) == 2
+    assert rows_of(recording_memory, "alice") == []
+    assert rows_of(recording_memory, "bob") == ["bob's"]
+    assert gateway.erase_key(" ")["message"] == empty_key_message("erase_key", None)
+    assert gateway.erase_key(None)["error"] == "unbound"
+
+
+def test_a_java_reranker_is_a_python_class_named_in_the_config():
+    from flink_agents_ltm.integrations.rerankers.lexical import LexicalReranker
+
+    built = java_gateway._java_resources(
+        "reranker", "flink_agents_ltm.integrations.rerankers.lexical.LexicalReranker")
+    assert isinstance(built, LexicalReranker)
+    with pytest.raises(ValueError, match="module-qualified Python class"):
+        java_gateway._java_resources("reranker", "lexical")

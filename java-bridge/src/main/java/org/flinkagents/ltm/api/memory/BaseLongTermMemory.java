@@ -1,5 +1,6 @@
 package org.flinkagents.ltm.api.memory;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,11 @@ import java.util.Map;
  * currently in scope and runs on the operator's mailbox thread only ({@link
  * MailboxThreadException} otherwise). Item operations ({@link #add}, {@link #get}, {@link
  * #search}, {@link #update}, {@link #delete}) take every bit of scope from the set they are given and may run on
- * any thread, for example a worker pool the action hands the set to.
+ * any thread, for example a worker pool the action hands the set to. {@link #eraseKey} and
+ * {@link #sweepExpired} act on the whole job and may run on any thread too.
+ *
+ * <p>Every argument is checked by the Python memory, so Java and Python agents get the same
+ * refusals with the same one-line messages.
  */
 public interface BaseLongTermMemory extends AutoCloseable {
 
@@ -37,6 +42,19 @@ public interface BaseLongTermMemory extends AutoCloseable {
     List<String> add(MemorySet memorySet, List<String> items, List<Map<String, Object>> metadatas);
 
     /**
+     * Stores items that live {@code ttl} (a positive duration; {@code null}: forever, whatever
+     * the default); an expired item is seen by no {@link #get}, {@link #search} or {@link
+     * #update} and is erased by {@link #sweepExpired}. The three-argument {@link #add} gives
+     * items the memory's default ttl ({@code long-term-memory.ttl}). A zero or negative {@code
+     * ttl} is refused with an {@link IllegalArgumentException}. Any thread.
+     */
+    List<String> add(
+            MemorySet memorySet,
+            List<String> items,
+            List<Map<String, Object>> metadatas,
+            Duration ttl);
+
+    /**
      * Items by id ({@code ids} non-null: only ids inside the set's scope are found), or up to
      * {@code limit} items matching {@code filters}. Any thread.
      */
@@ -45,7 +63,10 @@ public interface BaseLongTermMemory extends AutoCloseable {
 
     /**
      * At most {@code limit} items most similar to {@code query}, best first. {@code options}
-     * passes Mem0 search options ({@code threshold}, {@code rerank}). Any thread.
+     * passes search options as Python's {@code search(**options)} takes them: {@code
+     * threshold}, and {@code rerank} ({@code true}: the reranker {@code
+     * long-term-memory.reranker} names orders {@code long-term-memory.rerank-candidates} times
+     * {@code limit} candidates of the set). Any thread.
      */
     List<MemorySetItem> search(
             MemorySet memorySet,
@@ -63,6 +84,40 @@ public interface BaseLongTermMemory extends AutoCloseable {
      * update rewrites the same row with the same value). Any thread.
      */
     boolean update(MemorySet memorySet, String itemId, String value, Map<String, Object> metadata);
+
+    /**
+     * {@link #update} that also sets the item's expiry: it lives {@code ttl} from now ({@code
+     * null}: forever). The four-argument {@link #update} gives it the default ttl when one is
+     * configured, else keeps its expiry. Any thread.
+     */
+    boolean update(
+            MemorySet memorySet,
+            String itemId,
+            String value,
+            Map<String, Object> metadata,
+            Duration ttl);
+
+    /**
+     * Erases everything this job remembers of {@code partitionKey} (kept as {@code
+     * String.valueOf(partitionKey)}, as the keys of {@link #getMemorySet}): every item of every
+     * set, text included (a right-to-be-forgotten request); other keys keep theirs. Returns how
+     * many items were erased. A {@code null} or empty key is refused ({@link
+     * UnboundMemorySetException}, {@link EmptyPartitionKeyException}). Records no observation.
+     * Any thread.
+     */
+    int eraseKey(Object partitionKey);
+
+    /**
+     * Deletes up to {@code limit} expired items of this job (any key, any set), text included,
+     * so that expiry is erasure and not only hiding; returns how many. Call it again until it
+     * returns less than {@code limit} to sweep everything. Records no observation. Any thread.
+     */
+    int sweepExpired(int limit);
+
+    /** {@link #sweepExpired(int)} of up to 1000 items. */
+    default int sweepExpired() {
+        return sweepExpired(1000);
+    }
 
     /**
      * Deletes items by id (ids outside the set's scope are never deleted), or every item of the

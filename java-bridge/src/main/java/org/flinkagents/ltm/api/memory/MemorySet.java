@@ -1,6 +1,7 @@
 package org.flinkagents.ltm.api.memory;
 
 import java.io.Serializable;
+import java.time.Duration;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -82,6 +83,19 @@ public class MemorySet implements Serializable {
         return memory("add").add(this, items, metadatas);
     }
 
+    /**
+     * Stores items that live {@code ttl} ({@code null}: forever); the overloads without a ttl
+     * give them the memory's default ttl. Returns their ids.
+     */
+    public List<String> add(List<String> items, List<Map<String, Object>> metadatas, Duration ttl) {
+        return memory("add").add(this, items, metadatas, ttl);
+    }
+
+    /** Stores one item that lives {@code ttl} ({@code null}: forever). */
+    public List<String> add(String item, Duration ttl) {
+        return memory("add").add(this, Collections.singletonList(item), null, ttl);
+    }
+
     /** Every item of the set (up to 100). */
     public List<MemorySetItem> get() {
         return memory("get").get(this, null, null, 100);
@@ -116,6 +130,15 @@ public class MemorySet implements Serializable {
     /** Replaces the text and the whole metadata of one item of this set in place. */
     public boolean update(String itemId, String value, Map<String, Object> metadata) {
         return memory("update").update(this, itemId, value, metadata);
+    }
+
+    /**
+     * Replaces the text and the whole metadata ({@code null}: kept) of one item in place; it
+     * then lives {@code ttl} from now ({@code null}: forever).
+     */
+    public boolean update(
+            String itemId, String value, Map<String, Object> metadata, Duration ttl) {
+        return memory("update").update(this, itemId, value, metadata, ttl);
     }
 
     /** Deletes every item of the set; returns the ids deleted. */

@@ -1,5 +1,6 @@
 package org.flinkagents.ltm.runtime.memory;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -34,6 +35,8 @@ import pemja.core.PythonException;
  *       flink_agents_ltm.bridge.to_python_memory_set}. They run on any thread.
  *   <li>{@link #endAction} ends an action (one attempt of a step): its observations if it
  *       completed and the items it stored ({@link ActionMemoryOutcome}).
+ *   <li>{@link #eraseKey} and {@link #sweepExpired} forward to Python's {@code erase_key} and
+ *       {@code sweep_expired}; they run on any thread, as in Python.
  *   <li>{@link #itemsStoredBy} counts the items an action stored so far, without ending it.
  * </ul>
  *
@@ -149,6 +152,24 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
     @Override
     public List<String> add(
             MemorySet memorySet, List<String> items, List<Map<String, Object>> metadatas) {
+        return add(memorySet, items, metadatas, false, null);
+    }
+
+    @Override
+    public List<String> add(
+            MemorySet memorySet,
+            List<String> items,
+            List<Map<String, Object>> metadatas,
+            Duration ttl) {
+        return add(memorySet, items, metadatas, true, ttl);
+    }
+
+    private List<String> add(
+            MemorySet memorySet,
+            List<String> items,
+            List<Map<String, Object>> metadatas,
+            boolean ttlGiven,
+            Duration ttl) {
         checkSet(memorySet, "add");
         return strings(
                 forward(
@@ -159,7 +180,9 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
                         memorySet.isObservationSuppressed(),
                         items == null ? null : new ArrayList<>(items),
                         metadatas == null ? null : copyMaps(metadatas),
-                        WritePosition.current()));
+                        WritePosition.current(),
+                        ttlGiven,
+                        seconds(ttl)));
     }
 
     @Override
@@ -202,6 +225,26 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
     @Override
     public boolean update(
             MemorySet memorySet, String itemId, String value, Map<String, Object> metadata) {
+        return update(memorySet, itemId, value, metadata, false, null);
+    }
+
+    @Override
+    public boolean update(
+            MemorySet memorySet,
+            String itemId,
+            String value,
+            Map<String, Object> metadata,
+            Duration ttl) {
+        return update(memorySet, itemId, value, metadata, true, ttl);
+    }
+
+    private boolean update(
+            MemorySet memorySet,
+            String itemId,
+            String value,
+            Map<String, Object> metadata,
+            boolean ttlGiven,
+            Duration ttl) {
         checkSet(memorySet, "update");
         return (Boolean)
                 forward(
@@ -212,7 +255,9 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
                         memorySet.isObservationSuppressed(),
                         itemId,
                         value,
-                        metadata == null ? null : new HashMap<>(metadata));
+                        metadata == null ? null : new HashMap<>(metadata),
+                        ttlGiven,
+                        seconds(ttl));
     }
 
     @Override
@@ -226,6 +271,21 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
                         memorySet.getObservationId(),
                         memorySet.isObservationSuppressed(),
                         ids == null ? null : new ArrayList<>(ids)));
+    }
+
+    // ------------------------------------------------------------------ whole job (any thread)
+
+    /** Python's {@code erase_key}: it checks the key, so no check here. */
+    @Override
+    public int eraseKey(Object partitionKey) {
+        return ((Number) forward("erase_key",
+                partitionKey == null ? null : String.valueOf(partitionKey))).intValue();
+    }
+
+    /** Python's {@code sweep_expired}: it checks {@code limit}, so no check here. */
+    @Override
+    public int sweepExpired(int limit) {
+        return ((Number) forward("sweep_expired", limit)).intValue();
     }
 
     // ------------------------------------------------------------------ observations
@@ -381,6 +441,11 @@ public final class PythonLongTermMemory implements BaseLongTermMemory {
             default:
                 return new LongTermMemoryException(message, type, traceback);
         }
+    }
+
+    /** A ttl as Python takes it: seconds ({@code null}: forever); Python checks the sign. */
+    private static Double seconds(Duration ttl) {
+        return ttl == null ? null : ttl.getSeconds() + ttl.getNano() / 1e9;
     }
 
     private static List<Map<String, Object>> copyMaps(List<Map<String, Object>> maps) {
