@@ -78,7 +78,7 @@ def main() -> int:
                         help="keys in flight, one job each")
     parser.add_argument("--events-per-key", type=int, default=10)
     parser.add_argument("--memory-events", type=int, default=100,
-                        help="inputs of the one-key runs with and without LTM")
+                        help="inputs of the one-key runs with and without LTM (0: no such runs)")
     add_json_argument(parser)
     args = parser.parse_args()
     compiled = CLASSES / "org/flinkagents/ltm/job/CountingAgentJob.class"
@@ -104,14 +104,17 @@ def main() -> int:
             series["java agent"].append((keys, rate))
         per_call = {}
         for label, extra in (("without LTM", ["--no-memory"]), ("with LTM get+add", [])):
+            if not args.memory_events:  # 0: the throughput runs only
+                break
             results = run_job(home, "--events", str(args.memory_events), "--keys", "1",
                               "--memory-job-id", f"bench-{len(per_call)}", "--workers", "1",
                               *extra)
             per_call[label] = statistics.mean(r["end"] - r["start"] for r in results)
-        print(f"one key, {args.memory_events} inputs: durable call without LTM "
-              f"{per_call['without LTM']:.2f} ms, reading the key's set and adding one item "
-              f"{per_call['with LTM get+add']:.2f} ms per call (Java LTM ms/call "
-              f"{per_call['with LTM get+add'] - per_call['without LTM']:.2f})")
+        if per_call:  # the one-key runs with and without long-term memory
+            print(f"one key, {args.memory_events} inputs: durable call without LTM "
+                  f"{per_call['without LTM']:.2f} ms, reading the key's set and adding one item "
+                  f"{per_call['with LTM get+add']:.2f} ms per call (Java LTM ms/call "
+                  f"{per_call['with LTM get+add'] - per_call['without LTM']:.2f})")
     write_results(args.json, bench="java_agent_throughput", series=series,
                   title=f"Java actions awaiting a {LATENCY_MS} ms durable call, "
                         f"{WORKERS} workers", x_label="keys in flight",
