@@ -104,6 +104,7 @@ bench: $(STAMP)  ## print the benchmarks (LTM, vector stores and model clients a
 	$(PY) -m bench.java_agent_throughput
 	$(PY) -m bench.durable_async_throughput
 	$(PY) -m bench.runtime_per_event --repeat 3
+	$(PY) -m bench.engine_per_event
 	$(PY) -m bench.model_clients
 	$(PY) -m bench.mcp_tool_call
 	$(PY) -m bench.scoped_search

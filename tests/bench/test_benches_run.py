@@ -50,6 +50,7 @@ BENCHES: dict[str, tuple[list[str], str]] = {
     # one Java job (the one-key LTM runs, two more, are skipped: JUnit covers Java's LTM)
     "java_agent_throughput": (["--keys", "2", "--events-per-key", "2", "--memory-events", "0",
                                "--json", JSON], "java ev/s"),
+    "engine_per_event": (["--events", "64", "--repeat", "1"], "state reads"),
     "model_clients": (["--calls", "3"], "1 thread ms/call"),
     "mcp_tool_call": (["--calls", "3", "--rounds", "1"], "vs SDK"),
     "scoped_search": (["--sizes", "200", "400", "--queries", "2", "--qdrant-queries", "1",
