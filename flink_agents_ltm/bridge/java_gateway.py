@@ -121,8 +121,8 @@ def _java_resources(kind: str, name: str) -> Any:
 
     if "." not in str(name):
         raise ValueError(f"a Java job declares no {kind} resources: name a module-qualified "
-                         f"Python class instead, e.g. "
-                         "'flink_agents_ltm.integrations.rerankers.lexical.LexicalReranker'")
+                         "Python class instead ('package.module.Class'; docs/java.md names "
+                         "the offline BM25 reranker)")
     return ResourceDescriptor(str(name)).build()
 
 

@@ -46,8 +46,10 @@ def top5(store, query):
 def test_the_resource_ranks_a_key_up_to_exact_search_up_to_rows_exactly(resource,
                                                                          pgvector_store):
     store = resource()  # the default bound (10,000) is above key "big"'s 2,400 rows
-    for query in queries(10):
-        assert top5(store, query) == exact_top(pgvector_store, query, "big", 5)
+    asked = list(queries(10))
+    assert len(asked) == 10
+    assert [top5(store, q) for q in asked] == [exact_top(pgvector_store, q, "big", 5)
+                                               for q in asked]
 
 
 def test_the_resources_recall_checks_rank_a_key_hnsw_misses_exactly(resource, pgvector_store,
