@@ -103,17 +103,29 @@ class _RefusingEventLoop:
 _REFUSING_LOOP = _RefusingEventLoop()
 
 
+def _refuse_event_loop() -> bool:
+    """Make the refusing stand-in asyncio's running loop unless a real one runs; ``True`` when
+    it did (then :func:`_restore_event_loop` undoes it). Two calls, no context manager: every
+    step of every input comes here."""
+    if asyncio._get_running_loop() is not None:
+        return False
+    # A stand-in, not an AbstractEventLoop: it refuses every method asyncio calls.
+    asyncio._set_running_loop(_REFUSING_LOOP)  # type: ignore[arg-type]
+    return True
+
+
+def _restore_event_loop(refused: bool) -> None:
+    if refused:
+        asyncio._set_running_loop(None)
+
+
 @contextmanager
 def refusing_event_loop() -> Iterator[None]:
-    previous = asyncio._get_running_loop()
-    if previous is None:
-        # A stand-in, not an AbstractEventLoop: it refuses every method asyncio calls.
-        asyncio._set_running_loop(_REFUSING_LOOP)  # type: ignore[arg-type]
+    refused = _refuse_event_loop()
     try:
         yield
     finally:
-        if previous is None:
-            asyncio._set_running_loop(None)
+        _restore_event_loop(refused)
 
 
 class ActionDriver:
@@ -130,17 +142,13 @@ class ActionDriver:
     def start(self, execution: ActionExecution) -> Progress:
         """Call the action; ``DONE`` or ``PARKED`` (async, on a durable call)."""
         self._enter(execution)
-        # refusing_event_loop(), spelled out: every step of every input comes here
-        refuse = asyncio._get_running_loop() is None
-        if refuse:
-            asyncio._set_running_loop(_REFUSING_LOOP)  # type: ignore[arg-type]
+        refused = _refuse_event_loop()
         try:
             result = execution.action.function(execution.event, execution.ctx)
         except Exception as error:
             raise StepFailed(error) from error
         finally:
-            if refuse:
-                asyncio._set_running_loop(None)
+            _restore_event_loop(refused)
         if not execution.action.is_async:
             return Progress.DONE
         execution.coroutine = result
