@@ -226,6 +226,11 @@ class _KeyWork:
     busy_dirty: bool = False
 
 
+# Events about memory: an action they trigger is suppressed (its memory operations raise no
+# events of their own, so listeners cannot cascade). A tuple made once: asked on every step.
+_MEMORY_EVENTS = (MemoryEvent, MemoryAccessEvent)
+
+
 class _SensoryLayer:
     """Sensory memory of a run: kept in its record, gone with it."""
 
@@ -670,7 +675,7 @@ class KeyedRunEngine:
         short_term = KeyedMemoryStore(_ShortTermLayer(self._states.short_term, run.record),
                                       self._check, "short-term memory",
                                       exact_tree=not self._settings.short_term_ttl)
-        suppressed = isinstance(event, MemoryEvent | MemoryAccessEvent)
+        suppressed = isinstance(event, _MEMORY_EVENTS)
         if self._settings.memory_events is not None and not suppressed:
             observe(self._settings.memory_events, sensory, short_term)
         ctx = RunnerContextImpl(
