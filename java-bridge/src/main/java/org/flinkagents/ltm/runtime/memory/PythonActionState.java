@@ -158,11 +158,7 @@ public final class PythonActionState implements AutoCloseable {
         Object answer;
         try {
             answer = python.call(MODULE, function, args);
-        } catch (RuntimeException e) {
-            throw new LongTermMemoryException("the action-state store's " + function
-                    + " through Pemja failed: " + secrets.scrub(String.valueOf(e.getMessage())),
-                    null, new PythonLongTermMemory.PythonTraceback(secrets.scrub(String.valueOf(e))));
-        } catch (Exception e) { // pemja.core.PythonException is checked but thrown undeclared
+        } catch (Exception e) { // runtime ones, and pemja's PythonException (checked, undeclared)
             throw new LongTermMemoryException("the action-state store's " + function
                     + " through Pemja failed: " + secrets.scrub(String.valueOf(e.getMessage())),
                     null, new PythonLongTermMemory.PythonTraceback(secrets.scrub(String.valueOf(e))));
